@@ -1,0 +1,41 @@
+// Number formats the weights come in: F32, F16, BF16 and Q8_0 (blocks of 32 int8 with one f16 scale,
+// 34 bytes, scale first). Conversions are exact where the format allows (f16/bf16 -> f32 always is) and
+// round-to-nearest-even on the way in.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+namespace qc {
+
+enum class DType : uint8_t { kF32, kF16, kBF16, kQ8_0 };
+
+inline constexpr int kQ8Block = 32;        // values per Q8_0 block
+inline constexpr int kQ8BlockBytes = 34;   // f16 scale + 32 int8
+
+const char* dtype_name(DType t);
+// Bytes of `n` values (n must be a multiple of the block for Q8_0).
+uint64_t dtype_bytes(DType t, uint64_t n);
+
+float f16_to_f32(uint16_t h);
+uint16_t f32_to_f16(float f);  // round to nearest even, saturates to inf like IEEE
+inline float bf16_to_f32(uint16_t b) {
+  uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+uint16_t f32_to_bf16(float f);  // round to nearest even; NaN stays NaN
+
+// Q8_0 as llama.cpp does it: d = max|x| / 127, q = round(x / d) (half away from zero), d stored as f16.
+// Note the scale used for q is the f32 d, not the rounded f16 one (matches ggml's quantize_row_q8_0_ref).
+void quantize_q8_0(const float* x, uint8_t* out, int64_t n);
+void dequantize_q8_0(const uint8_t* in, float* out, int64_t n);
+
+// Decode `n` values of type t starting at element 0 of `src` into f32 (n multiple of 32 for Q8_0).
+void decode_row(DType t, const uint8_t* src, float* out, int64_t n);
+// Encode f32 into type t.
+void encode_row(DType t, const float* x, uint8_t* out, int64_t n);
+
+}  // namespace qc
