@@ -1,0 +1,40 @@
+// A small command-line parser shared by the executables: `--name value` and `--flag` options, validated
+// up front with one clear line per mistake (no exceptions, no exit inside).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qwenchat/result.h"
+
+namespace qc::app {
+
+struct OptionSpec {
+  std::string name;  // without dashes
+  bool takes_value = true;
+  std::string help;
+};
+
+class Args {
+ public:
+  // Parses argv[first..]; unknown options, missing values and repeated options are errors.
+  static Result<Args> parse(int argc, char** argv, int first, const std::vector<OptionSpec>& specs);
+
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  std::optional<std::string> get(const std::string& name) const;
+  std::string get_or(const std::string& name, const std::string& fallback) const;
+  Result<std::string> require(const std::string& name) const;
+  Result<long long> get_int(const std::string& name, long long fallback, long long lo, long long hi) const;
+  Result<double> get_double(const std::string& name, double fallback, double lo, double hi) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+
+  static std::string usage(const std::vector<OptionSpec>& specs);
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::vector<std::string> positional_;
+};
+
+}  // namespace qc::app

@@ -1,0 +1,33 @@
+// Writes a qwen35 GGUF with seeded random weights of a given shape: tensor names, shapes, types and
+// metadata as llama.cpp's converter writes them (QWEN35.md section 5), so everything downstream (loader,
+// both backends, the benchmark) runs on it exactly as on a real download. Streams tensor by tensor, so the
+// 27B shape (28 GB in Q8_0) needs only one tensor in memory at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gguf/types.h"
+#include "model/presets.h"
+#include "model/quant.h"
+#include "qwenchat/result.h"
+
+namespace qc {
+
+struct SyntheticModelOptions {
+  ModelShape shape;
+  uint64_t seed = 0;
+  DType weight_type = DType::kQ8_0;  // 2-D weights; norms, conv, ssm_a, dt bias stay F32 as in llama.cpp
+  std::string out_path;
+  std::vector<gguf::KeyValue> extra_metadata;  // tokenizer.* keys, chat template
+  std::function<void(size_t done, size_t total, const std::string& tensor)> progress;  // may be empty
+};
+
+Status write_synthetic_model(const SyntheticModelOptions& opts);
+
+// The qwen35.* metadata for a shape (exposed for tests of the config reader).
+std::vector<gguf::KeyValue> qwen35_metadata(const ModelShape& shape, DType weight_type);
+
+}  // namespace qc
