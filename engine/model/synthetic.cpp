@@ -181,7 +181,7 @@ Status write_synthetic_model(const SyntheticModelOptions& opts) {
   QC_TRY(s.validate());
   gguf::Writer w;
   for (gguf::KeyValue& kv : qwen35_metadata(s, opts.weight_type)) w.set(std::move(kv.key), std::move(kv.value));
-  for (const gguf::KeyValue& kv : opts.extra_metadata) w.set(kv.key, kv.value);
+  if (opts.extra_metadata) opts.extra_metadata(w);
 
   const std::vector<TensorSpec> specs = tensor_specs(s);
   std::vector<DType> types;

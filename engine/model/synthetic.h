@@ -15,13 +15,15 @@
 #include "qwenchat/result.h"
 
 namespace qc {
+namespace gguf { class Writer; }
 
 struct SyntheticModelOptions {
   ModelShape shape;
   uint64_t seed = 0;
   DType weight_type = DType::kQ8_0;  // 2-D weights; norms, conv, ssm_a, dt bias stay F32 as in llama.cpp
   std::string out_path;
-  std::vector<gguf::KeyValue> extra_metadata;  // tokenizer.* keys, chat template
+  // Adds more metadata (tokenizer.* keys, chat template) before the header is written; may be empty.
+  std::function<void(gguf::Writer&)> extra_metadata;
   std::function<void(size_t done, size_t total, const std::string& tensor)> progress;  // may be empty
 };
 

@@ -1,0 +1,48 @@
+// qwenchat-cli: the engine from a terminal. Bad input exits non-zero with one clear line on stderr.
+#include <cstdio>
+#include <cstring>
+
+#include "commands.h"
+
+namespace {
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: qwenchat-cli COMMAND [options]   (COMMAND --help for its options)\n"
+               "  info       what a model file holds\n"
+               "  generate   generate text from a prompt\n"
+               "  chat       interactive chat in the terminal\n"
+               "  tokenize   token ids of a text as JSON\n"
+               "  logits     float32 logits and hidden states of a token sequence\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    usage();
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string cmd = argv[1];
+  qc::Status s;
+  if (cmd == "info") {
+    s = qc::cli::cmd_info(argc, argv);
+  } else if (cmd == "generate") {
+    s = qc::cli::cmd_generate(argc, argv);
+  } else if (cmd == "chat") {
+    s = qc::cli::cmd_chat(argc, argv);
+  } else if (cmd == "tokenize") {
+    s = qc::cli::cmd_tokenize(argc, argv);
+  } else if (cmd == "logits") {
+    s = qc::cli::cmd_logits(argc, argv);
+  } else {
+    std::fprintf(stderr, "qwenchat-cli: unknown command \"%s\"\n", cmd.c_str());
+    usage();
+    return 2;
+  }
+  if (!s.ok()) {
+    std::fprintf(stderr, "qwenchat-cli %s: %s\n", cmd.c_str(), s.error().describe().c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,79 @@
+#include "qwenchat/engine.h"
+
+#include <algorithm>
+
+#include "reference/reference_backend.h"
+
+namespace qc {
+
+const char* backend_kind_name(BackendKind k) {
+  switch (k) {
+    case BackendKind::kCpu: return "cpu";
+    case BackendKind::kCpuF64: return "cpu-f64";
+    case BackendKind::kCuda: return "cuda";
+  }
+  return "?";
+}
+
+Result<BackendKind> parse_backend_kind(const std::string& s) {
+  if (s == "cpu") return BackendKind::kCpu;
+  if (s == "cpu-f64") return BackendKind::kCpuF64;
+  if (s == "cuda") return BackendKind::kCuda;
+  return make_error("unknown backend \"" + s + "\": expected cpu, cpu-f64 or cuda");
+}
+
+bool cuda_backend_compiled() {
+#ifdef QWENCHAT_HAVE_CUDA_BACKEND
+  return true;
+#else
+  return false;
+#endif
+}
+
+Result<std::unique_ptr<Backend>> make_backend(BackendKind kind, const Model& model, const EngineOptions& options) {
+  const ModelConfig& c = model.config();
+  int n_ctx = options.n_ctx;
+  if (n_ctx <= 0) return make_error("context length must be positive, got " + std::to_string(n_ctx));
+  if (c.n_ctx_train > 0) n_ctx = std::min(n_ctx, c.n_ctx_train);
+  switch (kind) {
+    case BackendKind::kCpu:
+    case BackendKind::kCpuF64: {
+      ReferenceOptions o;
+      o.precision = kind == BackendKind::kCpu ? RefPrecision::kFloat : RefPrecision::kDouble;
+      o.n_threads = options.n_threads;
+      o.n_ctx = n_ctx;
+      o.probes = options.probes;
+      return make_reference_backend(c, model.weights(), o);
+    }
+    case BackendKind::kCuda:
+      return make_error("the CUDA backend is not available in this build",
+                        cuda_backend_compiled() ? "no CUDA device was found" : "rebuild with nvcc installed");
+  }
+  return make_error("unknown backend kind");
+}
+
+Result<std::unique_ptr<Engine>> Engine::open(const EngineOptions& options) {
+  std::unique_ptr<Engine> e(new Engine());
+  e->options_ = options;
+  QC_ASSIGN(e->model_, Model::load(options.model_path));
+  auto tok = load_tokenizer(e->model_->file());
+  if (!tok.ok()) return make_error(tok.error().message, tok.error().hint);
+  e->tokenizer_ = std::move(tok).value();
+  if (e->tokenizer_->n_vocab() > e->model_->config().n_vocab) {
+    return make_error(options.model_path + ": the tokenizer has " + std::to_string(e->tokenizer_->n_vocab()) +
+                      " tokens but token_embd has only " + std::to_string(e->model_->config().n_vocab) + " rows");
+  }
+  QC_ASSIGN(e->backend_, make_backend(options.backend, *e->model_, options));
+  return e;
+}
+
+Status Engine::switch_backend(BackendKind kind) {
+  EngineOptions o = options_;
+  o.backend = kind;
+  QC_ASSIGN(auto b, make_backend(kind, *model_, o));
+  backend_ = std::move(b);
+  options_ = o;
+  return {};
+}
+
+}  // namespace qc
