@@ -37,10 +37,6 @@ bool to_float(const Value& v, float* out) {
   return true;
 }
 
-}  // namespace
-
-namespace {
-
 struct Lookup {
   const Value* value;
   Error error;

@@ -143,15 +143,22 @@ TEST(GgufWriter, FullDiskReturnsErrorAndRemovesPartial) {
   }
 }
 
-TEST(GgufWriter, UnwritableFolderReturnsError) {
+TEST(GgufWriter, MissingFolderReturnsError) {
   TempDir dir;
   Writer missing;
   const std::string in_missing = dir.file("no/such/folder/m.gguf");
   EXPECT_EQ(missing.begin(in_missing).error().message,
             in_missing + ".partial: cannot create: No such file or directory");
+  testing::write_bytes(dir.file("plain"), {1});
+  Writer not_dir;
+  EXPECT_EQ(not_dir.begin(dir.file("plain/m.gguf")).error().message,
+            dir.file("plain/m.gguf") + ".partial: cannot create: Not a directory");
+}
 
-  // Permission bits do not stop root, so this half only runs as an ordinary user.
+TEST(GgufWriter, ReadOnlyFolderReturnsError) {
+  // Permission bits do not stop root, so this test only runs as an ordinary user.
   if (::geteuid() == 0) GTEST_SKIP() << "running as root: a read-only folder is still writable";
+  TempDir dir;
   const fs::path ro = dir.path() / "ro";
   fs::create_directory(ro);
   fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
