@@ -15,14 +15,16 @@ std::string shape(int64_t rows, int64_t cols) {
   return "[" + std::to_string(rows) + "][" + std::to_string(cols) + "]";
 }
 
-std::string name_of(const TensorView& t, const std::string& what) { return t.name.empty() ? what : t.name; }
+std::string name_of(const TensorView& t, const std::string& what) {
+  return t.name.empty() ? what : t.name;
+}
 
 // A projection [rows][cols] = [out][in] of any dtype; Q8_0 rows must be whole blocks.
 Status check_matrix(const TensorView& t, const std::string& what, int64_t rows, int64_t cols) {
   if (!t.present()) return make_error(what + ": tensor missing (expected " + shape(rows, cols) + ")");
   if (t.rows != rows || t.cols != cols) {
-    return make_error(name_of(t, what) + ": expected " + std::string(dtype_name(t.type)) + " " + shape(rows, cols) +
-                      ", got " + shape(t.rows, t.cols));
+    return make_error(name_of(t, what) + ": expected " + std::string(dtype_name(t.type)) + " " +
+                      shape(rows, cols) + ", got " + shape(t.rows, t.cols));
   }
   if (t.type == DType::kQ8_0 && t.cols % kQ8Block != 0) {
     return make_error(name_of(t, what) + ": Q8_0 rows must be a multiple of 32 values, got " +
@@ -35,7 +37,8 @@ Status check_matrix(const TensorView& t, const std::string& what, int64_t rows, 
 Status check_vector(const TensorView& t, const std::string& what, int64_t n) {
   if (!t.present()) return make_error(what + ": tensor missing (expected " + std::to_string(n) + " values)");
   if (t.rows * t.cols != n) {
-    return make_error(name_of(t, what) + ": expected " + std::to_string(n) + " values, got " + shape(t.rows, t.cols));
+    return make_error(name_of(t, what) + ": expected " + std::to_string(n) + " values, got " +
+                      shape(t.rows, t.cols));
   }
   if (t.type == DType::kQ8_0 && t.cols % kQ8Block != 0) {
     return make_error(name_of(t, what) + ": Q8_0 rows must be a multiple of 32 values, got " +
@@ -46,20 +49,20 @@ Status check_vector(const TensorView& t, const std::string& what, int64_t n) {
 
 Status check_attention_config(const ModelConfig& c, int il, const std::string& what) {
   if (c.n_head <= 0 || c.head_dim <= 0) {
-    return make_error(what + ": attention needs head_count and key_length > 0, got " + std::to_string(c.n_head) +
-                      " and " + std::to_string(c.head_dim));
+    return make_error(what + ": attention needs head_count and key_length > 0, got " +
+                      std::to_string(c.n_head) + " and " + std::to_string(c.head_dim));
   }
   if (c.rope_dims < 0 || c.rope_dims % 2 != 0 || c.rope_dims > c.head_dim) {
-    return make_error("rope.dimension_count = " + std::to_string(c.rope_dims) + ": expected an even number <= " +
-                      std::to_string(c.head_dim));
+    return make_error("rope.dimension_count = " + std::to_string(c.rope_dims) +
+                      ": expected an even number <= " + std::to_string(c.head_dim));
   }
   if (static_cast<int>(c.n_head_kv.size()) <= il) {
     return make_error(what + ": no head_count_kv entry (have " + std::to_string(c.n_head_kv.size()) + ")");
   }
   const int nkv = c.n_head_kv[static_cast<size_t>(il)];
   if (nkv <= 0 || c.n_head % nkv != 0) {
-    return make_error(what + ": head_count_kv = " + std::to_string(nkv) + ": expected a positive divisor of " +
-                      std::to_string(c.n_head));
+    return make_error(what + ": head_count_kv = " + std::to_string(nkv) +
+                      ": expected a positive divisor of " + std::to_string(c.n_head));
   }
   return Status::success();
 }
@@ -81,10 +84,11 @@ Status check_attention_layer(const ModelConfig& c, const LayerWeights& l, int il
 Status check_gdn_layer(const ModelConfig& c, const LayerWeights& l, const std::string& p) {
   if (c.ssm_n_k_heads <= 0 || c.ssm_n_v_heads <= 0 || c.ssm_head_k_dim <= 0 || c.ssm_head_v_dim <= 0 ||
       c.ssm_conv_kernel <= 0) {
-    return make_error(p + "GDN layer: ssm sizes must be positive (group_count " + std::to_string(c.ssm_n_k_heads) +
-                      ", time_step_rank " + std::to_string(c.ssm_n_v_heads) + ", state_size " +
-                      std::to_string(c.ssm_head_k_dim) + ", value head dim " + std::to_string(c.ssm_head_v_dim) +
-                      ", conv_kernel " + std::to_string(c.ssm_conv_kernel) + ")");
+    return make_error(p + "GDN layer: ssm sizes must be positive (group_count " +
+                      std::to_string(c.ssm_n_k_heads) + ", time_step_rank " +
+                      std::to_string(c.ssm_n_v_heads) + ", state_size " + std::to_string(c.ssm_head_k_dim) +
+                      ", value head dim " + std::to_string(c.ssm_head_v_dim) + ", conv_kernel " +
+                      std::to_string(c.ssm_conv_kernel) + ")");
   }
   if (c.ssm_n_v_heads % c.ssm_n_k_heads != 0) {
     return make_error("ssm.time_step_rank = " + std::to_string(c.ssm_n_v_heads) +
@@ -117,7 +121,8 @@ Status check_layer(const ModelConfig& c, const LayerWeights& l, int il) {
 }
 
 Status check_options(const ReferenceOptions& o) {
-  if (o.n_ctx <= 0) return make_error("reference backend: n_ctx must be positive, got " + std::to_string(o.n_ctx));
+  if (o.n_ctx <= 0)
+    return make_error("reference backend: n_ctx must be positive, got " + std::to_string(o.n_ctx));
   if (o.max_batch <= 0) {
     return make_error("reference backend: max_batch must be positive, got " + std::to_string(o.max_batch));
   }
@@ -133,8 +138,8 @@ Status check_options(const ReferenceOptions& o) {
 Status validate_reference_model(const ModelConfig& c, const ModelWeights& w) {
   if (c.n_vocab <= 0 || c.n_embd <= 0 || c.n_layer <= 0 || c.n_ff <= 0) {
     return make_error("model config: n_vocab, n_embd, n_layer and n_ff must be positive, got " +
-                      std::to_string(c.n_vocab) + ", " + std::to_string(c.n_embd) + ", " + std::to_string(c.n_layer) +
-                      ", " + std::to_string(c.n_ff));
+                      std::to_string(c.n_vocab) + ", " + std::to_string(c.n_embd) + ", " +
+                      std::to_string(c.n_layer) + ", " + std::to_string(c.n_ff));
   }
   if (w.layers.size() != static_cast<size_t>(c.n_layer)) {
     return make_error("model weights: expected " + std::to_string(c.n_layer) + " layers, got " +
@@ -158,17 +163,20 @@ Status validate_reference_model(const ModelConfig& c, const ModelWeights& w) {
   if (w.mtp) {
     const MtpWeights& m = *w.mtp;
     const std::string p = "blk." + std::to_string(c.n_layer) + ".";
-    if (m.layer.recurrent) return make_error(p + "MTP block: expected a full-attention layer, got a GDN layer");
+    if (m.layer.recurrent)
+      return make_error(p + "MTP block: expected a full-attention layer, got a GDN layer");
     QC_TRY(check_layer(c, m.layer, c.n_layer));
     QC_TRY(check_matrix(m.eh_proj, p + "nextn.eh_proj", c.n_embd, 2 * int64_t{c.n_embd}));
     QC_TRY(check_vector(m.enorm, p + "nextn.enorm", c.n_embd));
     QC_TRY(check_vector(m.hnorm, p + "nextn.hnorm", c.n_embd));
-    if (m.shared_head_norm.present()) QC_TRY(check_vector(m.shared_head_norm, p + "nextn.shared_head_norm", c.n_embd));
+    if (m.shared_head_norm.present())
+      QC_TRY(check_vector(m.shared_head_norm, p + "nextn.shared_head_norm", c.n_embd));
   }
   return Status::success();
 }
 
-Result<std::unique_ptr<Backend>> make_reference_backend(const ModelConfig& config, const ModelWeights& weights,
+Result<std::unique_ptr<Backend>> make_reference_backend(const ModelConfig& config,
+                                                        const ModelWeights& weights,
                                                         const ReferenceOptions& options) {
   QC_TRY(check_options(options));
   QC_TRY(validate_reference_model(config, weights));
@@ -206,16 +214,16 @@ uint64_t reference_state_bytes(const ModelConfig& c, const ReferenceOptions& o) 
       values += C * (K - 1);  // conv window
     } else {
       const uint64_t nkv = static_cast<uint64_t>(c.n_head_kv[static_cast<size_t>(il)]);
-      values += 2 * hd;                 // q_norm, k_norm
-      values += 2 * ctx * nkv * hd;     // K, V caches
+      values += 2 * hd;              // q_norm, k_norm
+      values += 2 * ctx * nkv * hd;  // K, V caches
       max_kv = std::max(max_kv, nkv);
     }
   }
   values += H + static_cast<uint64_t>(c.rope_dims / 2);  // output_norm, inv_freq
   if (mtp) values += 3 * H;                              // enorm, hnorm, head norm
   // Scratch.
-  values += 5 * H + 2 * C + 3 * d_inner + 2 * Nv + heads * 2 * hd + 2 * max_kv * hd + heads * hd + heads * ctx +
-            2 * static_cast<uint64_t>(c.n_ff) + 2 * H + V;
+  values += 5 * H + 2 * C + 3 * d_inner + 2 * Nv + heads * 2 * hd + 2 * max_kv * hd + heads * hd +
+            heads * ctx + 2 * static_cast<uint64_t>(c.n_ff) + 2 * H + V;
   // Float outputs.
   uint64_t floats = static_cast<uint64_t>(o.max_batch) * (V + H);
   if (mtp) floats += V + H;

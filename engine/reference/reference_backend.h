@@ -23,10 +23,10 @@ enum class RefPrecision { kFloat, kDouble };
 
 struct ReferenceOptions {
   RefPrecision precision = RefPrecision::kFloat;
-  int n_threads = 0;     // threads including the caller; 0 = std::thread::hardware_concurrency()
-  int n_ctx = 4096;      // positions the KV caches hold (main model and MTP block)
-  int max_batch = 32;    // most tokens one forward() call takes: sizes the logits buffer [max_batch][n_vocab]
-  bool probes = false;   // per-layer L2 norms of the residual stream (layer_norms())
+  int n_threads = 0;    // threads including the caller; 0 = std::thread::hardware_concurrency()
+  int n_ctx = 4096;     // positions the KV caches hold (main model and MTP block)
+  int max_batch = 32;   // most tokens one forward() call takes: sizes the logits buffer [max_batch][n_vocab]
+  bool probes = false;  // per-layer L2 norms of the residual stream (layer_norms())
 };
 
 // Checks that the weights match the config (every tensor present, shapes, Q8_0 row lengths) so the
@@ -35,7 +35,8 @@ Status validate_reference_model(const ModelConfig& config, const ModelWeights& w
 
 // Builds the backend. It keeps references to `config` and `weights`, which must outlive it (the caller
 // keeps the Model alive); all state and scratch is allocated here, none per token.
-Result<std::unique_ptr<Backend>> make_reference_backend(const ModelConfig& config, const ModelWeights& weights,
+Result<std::unique_ptr<Backend>> make_reference_backend(const ModelConfig& config,
+                                                        const ModelWeights& weights,
                                                         const ReferenceOptions& options);
 
 // Bytes the backend allocates for the given options: KV caches, GDN states, conv windows, output buffers

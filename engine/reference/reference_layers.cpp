@@ -18,8 +18,8 @@ constexpr int64_t kMinWorkPerThread = 32768;
 
 // One decoder layer, QWEN35.md section 2.
 template <class T>
-void ReferenceModel<T>::decoder_layer(const LayerWeights& lw, const SmallWeights& sw, KvCache* kv, GdnState* gdn,
-                                      int pos, T* h) {
+void ReferenceModel<T>::decoder_layer(const LayerWeights& lw, const SmallWeights& sw, KvCache* kv,
+                                      GdnState* gdn, int pos, T* h) {
   const int64_t H = config_.n_embd;
   const T eps = static_cast<T>(config_.rms_eps);
   // x = rmsnorm(h, attn_norm)   (r = h stays in h)
@@ -40,8 +40,8 @@ void ReferenceModel<T>::decoder_layer(const LayerWeights& lw, const SmallWeights
 
 // Gated DeltaNet, one token, QWEN35.md section 3.
 template <class T>
-void ReferenceModel<T>::gated_deltanet(const LayerWeights& lw, const SmallWeights& sw, GdnState& st, const T* x,
-                                       T* out) {
+void ReferenceModel<T>::gated_deltanet(const LayerWeights& lw, const SmallWeights& sw, GdnState& st,
+                                       const T* x, T* out) {
   const DeltaNetWeights& w = lw.gdn;
   const int Nk = config_.ssm_n_k_heads;
   const int Nv = config_.ssm_n_v_heads;
@@ -84,17 +84,18 @@ void ReferenceModel<T>::gated_deltanet(const LayerWeights& lw, const SmallWeight
   //      the gated output norm y_j = rmsnorm(o_j, ssm_norm) * silu(z_j). Heads are independent: split
   //      over threads, each head computed by one thread.
   const int64_t work_per_head = int64_t{4} * Dk * Dv;
-  pool_.parallel_for(Nv, std::max<int64_t>(1, kMinWorkPerThread / work_per_head), [&](int64_t b, int64_t e, int) {
-    for (int64_t j = b; j < e; ++j) {
-      const int64_t hk = j % Nk;
-      T* o = gdn_o_.data() + j * Dv;
-      delta_rule_step(st.S.data() + j * Dk * Dv, q + hk * Dk, k + hk * Dk, v + j * Dv, g_[j], beta_[j],
-                      DeltaShape{Dk, Dv}, delta_scratch_.data() + j * Dv, o);
-      rmsnorm(o, sw.ssm_norm.data(), Dv, eps, o);
-      const T* zj = z_.data() + j * Dv;
-      for (int i = 0; i < Dv; ++i) o[i] *= silu(zj[i]);
-    }
-  });
+  pool_.parallel_for(
+      Nv, std::max<int64_t>(1, kMinWorkPerThread / work_per_head), [&](int64_t b, int64_t e, int) {
+        for (int64_t j = b; j < e; ++j) {
+          const int64_t hk = j % Nk;
+          T* o = gdn_o_.data() + j * Dv;
+          delta_rule_step(st.S.data() + j * Dk * Dv, q + hk * Dk, k + hk * Dk, v + j * Dv, g_[j], beta_[j],
+                          DeltaShape{Dk, Dv}, delta_scratch_.data() + j * Dv, o);
+          rmsnorm(o, sw.ssm_norm.data(), Dv, eps, o);
+          const T* zj = z_.data() + j * Dv;
+          for (int i = 0; i < Dv; ++i) o[i] *= silu(zj[i]);
+        }
+      });
 
   // 7. out = ssm_out . y
   matvec(pool_, w.wout, gdn_o_.data(), out);
@@ -134,18 +135,19 @@ void ReferenceModel<T>::gated_attention(const LayerWeights& lw, const SmallWeigh
   std::copy(v_.begin(), v_.begin() + row, kv.v.begin() + pos * row);
   const int group = n_head / n_kv;
   const int64_t work_per_head = int64_t{2} * (pos + 1) * hd;
-  pool_.parallel_for(n_head, std::max<int64_t>(1, kMinWorkPerThread / work_per_head), [&](int64_t b, int64_t e, int) {
-    for (int64_t h = b; h < e; ++h) {
-      const int64_t g = h / group;
-      const T* qh = q_gate_.data() + h * 2 * hd;
-      T* oh = attn_o_.data() + h * hd;
-      attention_head(qh, kv.k.data() + g * hd, kv.v.data() + g * hd, AttentionShape{hd, pos + 1, row},
-                     scores_.data() + h * n_ctx_, oh);
-      // 6. o_h *= sigmoid(gate_h)
-      const T* gate = qh + hd;
-      for (int i = 0; i < hd; ++i) oh[i] *= sigmoid(gate[i]);
-    }
-  });
+  pool_.parallel_for(n_head, std::max<int64_t>(1, kMinWorkPerThread / work_per_head),
+                     [&](int64_t b, int64_t e, int) {
+                       for (int64_t h = b; h < e; ++h) {
+                         const int64_t g = h / group;
+                         const T* qh = q_gate_.data() + h * 2 * hd;
+                         T* oh = attn_o_.data() + h * hd;
+                         attention_head(qh, kv.k.data() + g * hd, kv.v.data() + g * hd,
+                                        AttentionShape{hd, pos + 1, row}, scores_.data() + h * n_ctx_, oh);
+                         // 6. o_h *= sigmoid(gate_h)
+                         const T* gate = qh + hd;
+                         for (int i = 0; i < hd; ++i) oh[i] *= sigmoid(gate[i]);
+                       }
+                     });
 
   // 6. out = attn_output . o
   matvec(pool_, w.wo, attn_o_.data(), out);
@@ -161,12 +163,12 @@ void ReferenceModel<T>::swiglu_ffn(const FfnWeights& w, const T* x, T* out) {
 }
 
 #define QC_INSTANTIATE_LAYERS(T)                                                                            \
-  template void ReferenceModel<T>::decoder_layer(const LayerWeights&, const SmallWeights&, KvCache*,         \
-                                                 GdnState*, int, T*);                                        \
-  template void ReferenceModel<T>::gated_deltanet(const LayerWeights&, const SmallWeights&, GdnState&,       \
-                                                  const T*, T*);                                             \
+  template void ReferenceModel<T>::decoder_layer(const LayerWeights&, const SmallWeights&, KvCache*,        \
+                                                 GdnState*, int, T*);                                       \
+  template void ReferenceModel<T>::gated_deltanet(const LayerWeights&, const SmallWeights&, GdnState&,      \
+                                                  const T*, T*);                                            \
   template void ReferenceModel<T>::gated_attention(const LayerWeights&, const SmallWeights&, KvCache&, int, \
-                                                   const T*, T*);                                            \
+                                                   const T*, T*);                                           \
   template void ReferenceModel<T>::swiglu_ffn(const FfnWeights&, const T*, T*);
 
 QC_INSTANTIATE_LAYERS(float)

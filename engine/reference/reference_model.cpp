@@ -88,7 +88,8 @@ ReferenceModel<T>::ReferenceModel(const ModelConfig& config, const ModelWeights&
   for (int il = 0; il < config.n_layer; ++il) {
     if (weights.layers[il].recurrent) {
       GdnState& g = gdn_[ig++];
-      g.S.assign(Nv * static_cast<size_t>(config.ssm_head_k_dim) * static_cast<size_t>(config.ssm_head_v_dim), T(0));
+      g.S.assign(Nv * static_cast<size_t>(config.ssm_head_k_dim) * static_cast<size_t>(config.ssm_head_v_dim),
+                 T(0));
       g.window.assign(C * (K - 1), T(0));
       gdn_of_.push_back(&g);
       kv_of_.push_back(nullptr);
@@ -106,8 +107,8 @@ ReferenceModel<T>::ReferenceModel(const ModelConfig& config, const ModelWeights&
     mtp_ = std::make_unique<Mtp>();
     mtp_->enorm = decode_all<T>(weights.mtp->enorm);
     mtp_->hnorm = decode_all<T>(weights.mtp->hnorm);
-    mtp_->head_norm = weights.mtp->shared_head_norm.present() ? decode_all<T>(weights.mtp->shared_head_norm)
-                                                              : output_norm_;
+    mtp_->head_norm =
+        weights.mtp->shared_head_norm.present() ? decode_all<T>(weights.mtp->shared_head_norm) : output_norm_;
     mtp_->layer = decode_small(weights.mtp->layer);
     mtp_->kv.n_kv = config.n_kv_heads(config.n_layer);
     mtp_->kv.k.assign(ctx * static_cast<size_t>(mtp_->kv.n_kv) * hd, T(0));
@@ -195,7 +196,8 @@ void ReferenceModel<T>::step(int32_t token, float* logits, float* hidden) {
   // h = layer_i(h) for every main layer
   for (int il = 0; il < config_.n_layer; ++il) {
     decoder_layer(weights_.layers[il], small_[il], kv_of_[il], gdn_of_[il], pos_, h_.data());
-    if (options_.probes) layer_norms_[il] = static_cast<float>(std::sqrt(dot(h_.data(), h_.data(), config_.n_embd)));
+    if (options_.probes)
+      layer_norms_[il] = static_cast<float>(std::sqrt(dot(h_.data(), h_.data(), config_.n_embd)));
   }
   // logits = output . rmsnorm(h, output_norm)
   head(h_.data(), output_norm_, logits, hidden);
@@ -209,16 +211,18 @@ Result<StepOutput> ReferenceModel<T>::forward(std::span<const int32_t> tokens, i
   if (n == 0) return make_error("reference forward: expected at least one token, got none");
   if (pos != pos_) {
     return make_error("reference forward: position " + std::to_string(pos) +
-                      " does not continue the context (expected " + std::to_string(pos_) + ")",
+                          " does not continue the context (expected " + std::to_string(pos_) + ")",
                       "the recurrent state has no random access: restore a snapshot or reset first");
   }
   if (n > options_.max_batch) {
-    return make_error("reference forward: " + std::to_string(n) + " tokens in one call, at most max_batch = " +
-                      std::to_string(options_.max_batch), "split the prompt into chunks of max_batch tokens");
+    return make_error("reference forward: " + std::to_string(n) +
+                          " tokens in one call, at most max_batch = " + std::to_string(options_.max_batch),
+                      "split the prompt into chunks of max_batch tokens");
   }
   if (pos + n > n_ctx_) {
     return make_error("reference forward: context full: " + std::to_string(pos) + " + " + std::to_string(n) +
-                      " tokens exceed n_ctx = " + std::to_string(n_ctx_), "start a new conversation or raise n_ctx");
+                          " tokens exceed n_ctx = " + std::to_string(n_ctx_),
+                      "start a new conversation or raise n_ctx");
   }
   for (int64_t i = 0; i < n; ++i) {
     if (tokens[i] < 0 || tokens[i] >= config_.n_vocab) {
@@ -244,8 +248,8 @@ template <class T>
 Result<StepOutput> ReferenceModel<T>::mtp_forward(int32_t token, std::span<const float> hidden, int pos) {
   if (!mtp_) return make_error("reference mtp_forward: the model has no MTP block (nextn layer)");
   if (token < 0 || token >= config_.n_vocab) {
-    return make_error("reference mtp_forward: token " + std::to_string(token) + " is outside the vocabulary 0.." +
-                      std::to_string(config_.n_vocab - 1));
+    return make_error("reference mtp_forward: token " + std::to_string(token) +
+                      " is outside the vocabulary 0.." + std::to_string(config_.n_vocab - 1));
   }
   if (hidden.size() != static_cast<size_t>(config_.n_embd)) {
     return make_error("reference mtp_forward: hidden state has " + std::to_string(hidden.size()) +
@@ -316,8 +320,8 @@ template <class T>
 uint64_t ReferenceModel<T>::allocated_bytes() const {
   uint64_t values = 0;
   auto add_small = [&](const SmallWeights& s) {
-    for (const std::vector<T>* v : {&s.attn_norm, &s.post_norm, &s.q_norm, &s.k_norm, &s.conv_taps, &s.dt_bias,
-                                    &s.a, &s.ssm_norm}) {
+    for (const std::vector<T>* v :
+         {&s.attn_norm, &s.post_norm, &s.q_norm, &s.k_norm, &s.conv_taps, &s.dt_bias, &s.a, &s.ssm_norm}) {
       values += v->size();
     }
   };
@@ -330,13 +334,15 @@ uint64_t ReferenceModel<T>::allocated_bytes() const {
               mtp_->kv.v.size();
     add_small(mtp_->layer);
   }
-  for (const std::vector<T>* v : {&h_, &xn_, &mix_, &ffn_out_, &qkv_, &conv_out_, &z_, &gdn_o_, &beta_, &g_,
-                                  &delta_scratch_, &q_gate_, &k_, &v_, &attn_o_, &scores_, &ffn_gate_, &ffn_up_,
-                                  &cat_, &hidden_t_, &logits_t_}) {
+  for (const std::vector<T>* v :
+       {&h_,      &xn_,     &mix_,      &ffn_out_,       &qkv_,    &conv_out_, &z_,
+        &gdn_o_,  &beta_,   &g_,        &delta_scratch_, &q_gate_, &k_,        &v_,
+        &attn_o_, &scores_, &ffn_gate_, &ffn_up_,        &cat_,    &hidden_t_, &logits_t_}) {
     values += v->size();
   }
   uint64_t floats = 0;
-  for (const std::vector<float>* v : {&logits_out_, &hidden_out_, &mtp_logits_out_, &mtp_hidden_out_, &layer_norms_}) {
+  for (const std::vector<float>* v :
+       {&logits_out_, &hidden_out_, &mtp_logits_out_, &mtp_hidden_out_, &layer_norms_}) {
     floats += v->size();
   }
   return values * sizeof(T) + floats * sizeof(float);

@@ -47,11 +47,11 @@ class ReferenceModel final : public Backend {
  private:
   // Norm weights and the other small per-layer vectors, decoded into T once.
   struct SmallWeights {
-    std::vector<T> attn_norm, post_norm;          // [H]
-    std::vector<T> q_norm, k_norm;                // [head_dim], attention layers
-    std::vector<T> conv_taps;                     // [qkv channels][K], GDN layers
-    std::vector<T> dt_bias, a;                    // [Nv]
-    std::vector<T> ssm_norm;                      // [Dv]
+    std::vector<T> attn_norm, post_norm;  // [H]
+    std::vector<T> q_norm, k_norm;        // [head_dim], attention layers
+    std::vector<T> conv_taps;             // [qkv channels][K], GDN layers
+    std::vector<T> dt_bias, a;            // [Nv]
+    std::vector<T> ssm_norm;              // [Dv]
   };
   struct KvCache {
     int n_kv = 0;
@@ -68,9 +68,11 @@ class ReferenceModel final : public Backend {
   void step(int32_t token, float* logits, float* hidden);
   // One decoder layer (QWEN35.md section 2) on the residual stream h at position pos; `kv` is the layer's
   // cache when it is an attention layer, `gdn` its state when recurrent.
-  void decoder_layer(const LayerWeights& lw, const SmallWeights& sw, KvCache* kv, GdnState* gdn, int pos, T* h);
+  void decoder_layer(const LayerWeights& lw, const SmallWeights& sw, KvCache* kv, GdnState* gdn, int pos,
+                     T* h);
   void gated_deltanet(const LayerWeights& lw, const SmallWeights& sw, GdnState& st, const T* x, T* out);
-  void gated_attention(const LayerWeights& lw, const SmallWeights& sw, KvCache& kv, int pos, const T* x, T* out);
+  void gated_attention(const LayerWeights& lw, const SmallWeights& sw, KvCache& kv, int pos, const T* x,
+                       T* out);
   void swiglu_ffn(const FfnWeights& w, const T* x, T* out);
   // rmsnorm(h, norm) into hidden_t_, then lm_head into logits; both copied out as float.
   void head(const T* h, const std::vector<T>& norm, float* logits, float* hidden);
@@ -96,25 +98,25 @@ class ReferenceModel final : public Backend {
   std::unique_ptr<Mtp> mtp_;
 
   // State.
-  std::vector<KvCache*> kv_of_;     // per main layer: its cache or nullptr
-  std::vector<GdnState*> gdn_of_;   // per main layer: its state or nullptr
-  std::vector<KvCache> kv_;         // attention layers in order
-  std::vector<GdnState> gdn_;       // GDN layers in order
+  std::vector<KvCache*> kv_of_;    // per main layer: its cache or nullptr
+  std::vector<GdnState*> gdn_of_;  // per main layer: its state or nullptr
+  std::vector<KvCache> kv_;        // attention layers in order
+  std::vector<GdnState> gdn_;      // GDN layers in order
 
   // Scratch in T.
-  std::vector<T> h_, xn_, mix_, ffn_out_;       // [H]
-  std::vector<T> qkv_, conv_out_;               // [qkv channels]
-  std::vector<T> z_, gdn_o_;                    // [Nv*Dv]
-  std::vector<T> beta_, g_;                     // [Nv] (projection outputs, then gates in place)
-  std::vector<T> delta_scratch_;                // [Nv][Dv]
-  std::vector<T> q_gate_;                       // [n_head][2*head_dim]
-  std::vector<T> k_, v_;                        // [max n_kv * head_dim]
-  std::vector<T> attn_o_;                       // [n_head * head_dim]
-  std::vector<T> scores_;                       // [n_head][n_ctx]
-  std::vector<T> ffn_gate_, ffn_up_;            // [n_ff]
-  std::vector<T> cat_;                          // [2H] MTP input
-  std::vector<T> hidden_t_;                     // [H]
-  std::vector<T> logits_t_;                     // [n_vocab]
+  std::vector<T> h_, xn_, mix_, ffn_out_;  // [H]
+  std::vector<T> qkv_, conv_out_;          // [qkv channels]
+  std::vector<T> z_, gdn_o_;               // [Nv*Dv]
+  std::vector<T> beta_, g_;                // [Nv] (projection outputs, then gates in place)
+  std::vector<T> delta_scratch_;           // [Nv][Dv]
+  std::vector<T> q_gate_;                  // [n_head][2*head_dim]
+  std::vector<T> k_, v_;                   // [max n_kv * head_dim]
+  std::vector<T> attn_o_;                  // [n_head * head_dim]
+  std::vector<T> scores_;                  // [n_head][n_ctx]
+  std::vector<T> ffn_gate_, ffn_up_;       // [n_ff]
+  std::vector<T> cat_;                     // [2H] MTP input
+  std::vector<T> hidden_t_;                // [H]
+  std::vector<T> logits_t_;                // [n_vocab]
 
   // Outputs (float, as StepOutput hands them out).
   std::vector<float> logits_out_;      // [max_batch][n_vocab]

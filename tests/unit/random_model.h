@@ -21,8 +21,8 @@ namespace qc::test {
 struct RandomModelSpec {
   int n_vocab = 384;
   int n_embd = 64;
-  int n_layer = 4;                 // layer i is attention iff (i+1) % attention_interval == 0
-  int attention_interval = 2;      // 4 layers: GDN, attention, GDN, attention
+  int n_layer = 4;             // layer i is attention iff (i+1) % attention_interval == 0
+  int attention_interval = 2;  // 4 layers: GDN, attention, GDN, attention
   int n_ff = 96;
   int n_head = 4;
   int n_kv = 2;
@@ -59,11 +59,13 @@ class Filler {
 
   // rows x cols values uniform in [center - scale, center + scale], stored as `type` (F32 when a Q8_0
   // request does not fit whole blocks).
-  TensorView make(const std::string& name, DType type, int64_t rows, int64_t cols, float center, float scale) {
+  TensorView make(const std::string& name, DType type, int64_t rows, int64_t cols, float center,
+                  float scale) {
     if (type == DType::kQ8_0 && cols % kQ8Block != 0) type = DType::kF32;
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     std::vector<float> row(static_cast<size_t>(cols));
-    auto bytes = std::make_unique<std::vector<uint8_t>>(dtype_bytes(type, static_cast<uint64_t>(rows * cols)));
+    auto bytes =
+        std::make_unique<std::vector<uint8_t>>(dtype_bytes(type, static_cast<uint64_t>(rows * cols)));
     TensorView t;
     t.name = name;
     t.type = type;
@@ -81,7 +83,9 @@ class Filler {
   TensorView proj(const std::string& name, DType type, int64_t out, int64_t in) {
     return make(name, type, out, in, 0.0f, 1.0f / std::sqrt(static_cast<float>(in)));
   }
-  TensorView norm(const std::string& name, DType type, int64_t n) { return make(name, type, 1, n, 1.0f, 0.2f); }
+  TensorView norm(const std::string& name, DType type, int64_t n) {
+    return make(name, type, 1, n, 1.0f, 0.2f);
+  }
 
  private:
   RandomModel* m_;
@@ -178,7 +182,8 @@ inline std::unique_ptr<RandomModel> make_random_model(const RandomModelSpec& s) 
     mtp.eh_proj = f.proj(p + "nextn.eh_proj", s.dtype, s.n_embd, 2 * int64_t{s.n_embd});
     mtp.enorm = f.norm(p + "nextn.enorm", s.norm_dtype, s.n_embd);
     mtp.hnorm = f.norm(p + "nextn.hnorm", s.norm_dtype, s.n_embd);
-    if (s.shared_head_norm) mtp.shared_head_norm = f.norm(p + "nextn.shared_head_norm", s.norm_dtype, s.n_embd);
+    if (s.shared_head_norm)
+      mtp.shared_head_norm = f.norm(p + "nextn.shared_head_norm", s.norm_dtype, s.n_embd);
     mtp.layer = detail::attention_layer(f, s, p);
     detail::add_ffn(f, s, p, &mtp.layer);
     w.mtp = std::move(mtp);

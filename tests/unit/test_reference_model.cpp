@@ -57,8 +57,12 @@ Vec rms(const Vec& x, const TensorView& w, double eps) {
   return rms(x, 0, static_cast<int64_t>(x.size()), load(w).v, eps);
 }
 
-double silu(double x) { return x / (1.0 + std::exp(-x)); }
-double sigm(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double silu(double x) {
+  return x / (1.0 + std::exp(-x));
+}
+double sigm(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
 
 struct Plain {
   const ModelConfig& c;
@@ -207,8 +211,8 @@ struct Plain {
   }
 
   struct Result {
-    std::vector<Vec> logits, hidden;  // per position
-    std::vector<double> layer_norms;  // last position
+    std::vector<Vec> logits, hidden;          // per position
+    std::vector<double> layer_norms;          // last position
     std::vector<Vec> mtp_logits, mtp_hidden;  // MTP at positions 0..T-2 fed (tokens[p+1], hidden[p])
   };
 
@@ -255,7 +259,8 @@ struct Plain {
         for (size_t i = 0; i < h.size(); ++i) h[i] += a[i];
         const Vec f = ffn(m.layer.ffn, rms(h, m.layer.post_norm, c.rms_eps));
         for (size_t i = 0; i < h.size(); ++i) h[i] += f[i];
-        r.mtp_hidden.push_back(rms(h, m.shared_head_norm.present() ? m.shared_head_norm : w.output_norm, c.rms_eps));
+        r.mtp_hidden.push_back(
+            rms(h, m.shared_head_norm.present() ? m.shared_head_norm : w.output_norm, c.rms_eps));
         r.mtp_logits.push_back(mv(w.output, r.mtp_hidden.back()));
       }
     }
@@ -273,7 +278,9 @@ std::vector<int32_t> some_tokens(int n, int vocab) {
 // give or take the double discrepancy of two summation orders. That discrepancy is ~1e-15 relative per
 // operation; a few hundred operations deep with O(1) gains it stays below 1e-12, so the tolerance is
 // half an f32 ulp (2^-24 relative) for the output rounding plus 1e-12.
-double f64_tol(double want) { return std::fabs(want) * 0x1p-24 + 1e-12; }
+double f64_tol(double want) {
+  return std::fabs(want) * 0x1p-24 + 1e-12;
+}
 
 void check_double_against_plain(const test::RandomModelSpec& spec) {
   auto m = test::make_random_model(spec);
@@ -298,19 +305,25 @@ void check_double_against_plain(const test::RandomModelSpec& spec) {
   }
   const int V = spec.n_vocab, H = spec.n_embd;
   for (size_t t = 0; t < tokens.size(); ++t) {
-    for (int i = 0; i < V; ++i) ASSERT_NEAR(logits[t * V + i], want.logits[t][i], f64_tol(want.logits[t][i])) << t;
-    for (int i = 0; i < H; ++i) ASSERT_NEAR(hidden[t * H + i], want.hidden[t][i], f64_tol(want.hidden[t][i])) << t;
+    for (int i = 0; i < V; ++i)
+      ASSERT_NEAR(logits[t * V + i], want.logits[t][i], f64_tol(want.logits[t][i])) << t;
+    for (int i = 0; i < H; ++i)
+      ASSERT_NEAR(hidden[t * H + i], want.hidden[t][i], f64_tol(want.hidden[t][i])) << t;
   }
   const std::span<const float> norms = be.layer_norms();
   ASSERT_EQ(norms.size(), static_cast<size_t>(spec.n_layer));
-  for (int il = 0; il < spec.n_layer; ++il) EXPECT_NEAR(norms[il], want.layer_norms[il], f64_tol(want.layer_norms[il]));
+  for (int il = 0; il < spec.n_layer; ++il)
+    EXPECT_NEAR(norms[il], want.layer_norms[il], f64_tol(want.layer_norms[il]));
 
   ASSERT_EQ(be.has_mtp(), spec.mtp);
   for (size_t p = 0; p < want.mtp_logits.size(); ++p) {
-    auto out = be.mtp_forward(tokens[p + 1], std::span<const float>(hidden).subspan(p * H, H), static_cast<int>(p));
+    auto out =
+        be.mtp_forward(tokens[p + 1], std::span<const float>(hidden).subspan(p * H, H), static_cast<int>(p));
     ASSERT_TRUE(out.ok()) << out.error().describe();
-    for (int i = 0; i < V; ++i) ASSERT_NEAR(out->logits[i], want.mtp_logits[p][i], f64_tol(want.mtp_logits[p][i])) << p;
-    for (int i = 0; i < H; ++i) ASSERT_NEAR(out->hidden[i], want.mtp_hidden[p][i], f64_tol(want.mtp_hidden[p][i])) << p;
+    for (int i = 0; i < V; ++i)
+      ASSERT_NEAR(out->logits[i], want.mtp_logits[p][i], f64_tol(want.mtp_logits[p][i])) << p;
+    for (int i = 0; i < H; ++i)
+      ASSERT_NEAR(out->hidden[i], want.mtp_hidden[p][i], f64_tol(want.mtp_hidden[p][i])) << p;
   }
 }
 

@@ -50,7 +50,9 @@ std::vector<T> as(const std::vector<double>& v) {
   return std::vector<T>(v.begin(), v.end());
 }
 
-double plain_silu(double x) { return x / (1.0 + std::exp(-x)); }
+double plain_silu(double x) {
+  return x / (1.0 + std::exp(-x));
+}
 
 // ---- dot / matvec ----
 
@@ -179,7 +181,8 @@ void check_rmsnorm() {
   // two products: gamma_dot(n) + 6u relative (the sqrt halves the sum's error; kept whole for margin).
   for (int64_t i = 0; i < n; ++i) {
     const double want = x[i] * r * w[i];
-    EXPECT_NEAR(static_cast<double>(y[i]), want, (gamma_dot<T>(n) + 6 * unit<T>()) * std::fabs(want) + 1e-300);
+    EXPECT_NEAR(static_cast<double>(y[i]), want,
+                (gamma_dot<T>(n) + 6 * unit<T>()) * std::fabs(want) + 1e-300);
   }
 }
 
@@ -200,7 +203,8 @@ void check_l2norm() {
   l2norm(xt.data(), n, static_cast<T>(1e-6));
   for (int64_t i = 0; i < n; ++i) {
     const double want = x[i] * r;  // same bound as rmsnorm: gamma_dot(n) + 5u relative
-    EXPECT_NEAR(static_cast<double>(xt[i]), want, (gamma_dot<T>(n) + 5 * unit<T>()) * std::fabs(want) + 1e-300);
+    EXPECT_NEAR(static_cast<double>(xt[i]), want,
+                (gamma_dot<T>(n) + 5 * unit<T>()) * std::fabs(want) + 1e-300);
   }
 }
 
@@ -223,7 +227,8 @@ void check_rope(int pos) {
   const double theta = 1e7;
   const std::vector<double> x = random_vec(rng, head_dim);
   std::vector<T> inv(rope_dims / 2);
-  for (int i = 0; i < rope_dims / 2; ++i) inv[i] = std::pow(static_cast<T>(theta), -static_cast<T>(2 * i) / rope_dims);
+  for (int i = 0; i < rope_dims / 2; ++i)
+    inv[i] = std::pow(static_cast<T>(theta), -static_cast<T>(2 * i) / rope_dims);
   std::vector<T> xt = as<T>(x);
   rope(xt.data(), inv.data(), rope_dims, pos);
   // Plain NeoX rotation of pairs (i, i + rope_dims/2) by pos * theta^(-2i/rope_dims).
@@ -281,7 +286,8 @@ void check_conv() {
       }
       // K-term sequential sum (K u) then silu (about 4u relative; |silu'| <= 1.1).
       const double want = plain_silu(acc);
-      EXPECT_NEAR(static_cast<double>(out[c]), want, 1.1 * (K + 1) * unit<T>() * mag + 4 * unit<T>() * std::fabs(want))
+      EXPECT_NEAR(static_cast<double>(out[c]), want,
+                  1.1 * (K + 1) * unit<T>() * mag + 4 * unit<T>() * std::fabs(want))
           << "t=" << t << " c=" << c;
     }
   }
@@ -333,7 +339,8 @@ void check_delta_rule() {
     // relative error to an entry and the decay keeps old errors from growing: 2 (2 dk + 6) u (t + 1) absolute
     // per entry, times |q|_1 <= dk for o. Margin 4x on the whole.
     const double tol = 4.0 * 2.0 * (2 * dk + 6) * unit<T>() * (t + 1) * dk;
-    for (int b = 0; b < dv; ++b) EXPECT_NEAR(static_cast<double>(o[b]), want[b], tol) << "t=" << t << " b=" << b;
+    for (int b = 0; b < dv; ++b)
+      EXPECT_NEAR(static_cast<double>(o[b]), want[b], tol) << "t=" << t << " b=" << b;
     for (size_t i = 0; i < S.size(); ++i) EXPECT_NEAR(static_cast<double>(St[i]), S[i], tol / dk);
   }
 }
@@ -372,8 +379,8 @@ void check_attention(int n_pos) {
   }
   const std::vector<T> qt = as<T>(q), kt = as<T>(kc), vt = as<T>(vc);
   std::vector<T> scores(n_pos), out(hd);
-  attention_head(qt.data(), kt.data() + kv_head * hd, vt.data() + kv_head * hd, AttentionShape{hd, n_pos, stride},
-                 scores.data(), out.data());
+  attention_head(qt.data(), kt.data() + kv_head * hd, vt.data() + kv_head * hd,
+                 AttentionShape{hd, n_pos, stride}, scores.data(), out.data());
   // Scores: |q.k| <= 2 hd / sqrt(hd) ~ 10, error gamma_dot(hd) * 10; exp turns an absolute score error
   // into a relative weight error of the same size, plus ~(n_pos + 4) u for the normalisation, and the
   // output (|v| <= 1) inherits it.
@@ -405,7 +412,8 @@ TEST(RefOps, SwigluAndActivationsMatchPlain) {
   for (double x : {-30.0, -3.0, -0.5, 0.0, 0.7, 5.0, 19.5, 20.5, 60.0}) {
     const double want = x > 20.0 ? x : std::log1p(std::exp(x));
     EXPECT_NEAR(softplus(x), want, 4 * kU64 * std::fabs(want));
-    EXPECT_NEAR(static_cast<double>(softplus(static_cast<float>(x))), want, 4 * kU32 * std::fabs(want) + 1e-12);
+    EXPECT_NEAR(static_cast<double>(softplus(static_cast<float>(x))), want,
+                4 * kU32 * std::fabs(want) + 1e-12);
     EXPECT_NEAR(sigmoid(x), 1.0 / (1.0 + std::exp(-x)), 4 * kU64);
   }
   EXPECT_EQ(sigmoid(-1000.0f), 0.0f);
