@@ -20,11 +20,15 @@ namespace qc::gguf {
 
 // Limits that keep a hostile header from making us allocate unbounded memory before the data is seen.
 struct ReaderLimits {
-  uint64_t max_string_bytes = 1ull << 26;     // one string: 64 MiB (chat templates are a few KiB)
-  uint64_t max_array_elems = 1ull << 27;      // one array: 134M elements (a 256k vocabulary is far below)
-  uint32_t max_array_depth = 8;               // nested arrays
-  uint64_t max_kv = 1ull << 20;               // metadata entries
-  uint64_t max_tensors = 1ull << 20;          // tensor table entries
+  uint64_t max_string_bytes = 1ull << 26;  // one string: 64 MiB (chat templates are a few KiB)
+  uint64_t max_array_elems = 1ull << 27;   // one array: 134M elements (a 256k vocabulary is far below)
+  uint32_t max_array_depth = 8;            // nested arrays
+  uint64_t max_kv = 1ull << 20;            // metadata entries
+  uint64_t max_tensors = 1ull << 20;       // tensor table entries
+  // Elements of all arrays together (nested ones included). Each costs sizeof(Value) (~100 bytes) in
+  // memory but as little as 1 byte in the file, so this caps memory at ~1.7 GB whatever the file says;
+  // a 256k vocabulary with scores, types and merges is about 1M elements.
+  uint64_t max_total_array_elems = 1ull << 24;
 };
 
 class File {
@@ -68,8 +72,8 @@ class File {
   std::string path_;
   const uint8_t* base_ = nullptr;
   uint64_t size_ = 0;
-  void* map_ = nullptr;            // mmap region when opened from a file
-  std::vector<uint8_t> owned_;     // buffer when built from bytes
+  void* map_ = nullptr;         // mmap region when opened from a file
+  std::vector<uint8_t> owned_;  // buffer when built from bytes
   uint32_t version_ = 0;
   uint64_t alignment_ = kDefaultAlignment;
   uint64_t data_offset_ = 0;
