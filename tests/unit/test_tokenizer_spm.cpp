@@ -11,6 +11,9 @@
 #include <random>
 #include <sstream>
 
+#include "gguf/reader.h"
+#include "gguf/writer.h"
+#include "test_gguf_builder.h"
 #include "tokenizer/spm_proto.h"
 #include "tokenizer/tokenizer.h"
 
@@ -125,6 +128,33 @@ TEST(TokenizerSpm, RebuiltProtoMatchesLibrary) {
   EXPECT_EQ((*t)->special().eos, sp.eos_id());
   EXPECT_EQ((*t)->special().bos, sp.bos_id());
   EXPECT_EQ((*t)->token_bytes(sp.PieceToId("<0x0A>")), "\n");
+}
+
+TEST(TokenizerSpm, GgufLlamaVocabularyMatchesLibrary) {
+  // The same vocabulary stored as GGUF `llama` metadata (tokens, scores, token_type, special ids).
+  const auto model = train_model();
+  sentencepiece::SentencePieceProcessor sp;
+  ASSERT_TRUE(sp.Load(model->path).ok());
+  auto v = parse_spm_model_proto(read_file(model->path), model->path);
+  ASSERT_TRUE(v.ok()) << v.error().describe();
+  gguf::testing::TempDir dir;
+  gguf::Writer w;
+  w.set("tokenizer.ggml.model", gguf::Value::of_string("llama"));
+  w.set("tokenizer.ggml.tokens", gguf::Value::strings(v->pieces));
+  w.set("tokenizer.ggml.scores", gguf::Value::f32s(v->scores));
+  w.set("tokenizer.ggml.token_type", gguf::Value::i32s(v->types));
+  w.set("tokenizer.ggml.bos_token_id", gguf::Value::of_u32(static_cast<uint32_t>(sp.bos_id())));
+  w.set("tokenizer.ggml.eos_token_id", gguf::Value::of_u32(static_cast<uint32_t>(sp.eos_id())));
+  w.set("tokenizer.ggml.add_space_prefix", gguf::Value::of_bool(true));
+  ASSERT_TRUE(w.write_all(dir.file("spm.gguf"), {}).ok());
+  auto f = gguf::File::open(dir.file("spm.gguf"));
+  ASSERT_TRUE(f.ok()) << f.error().describe();
+  auto t = load_tokenizer(**f);
+  ASSERT_TRUE(t.ok()) << t.error().describe();
+  EXPECT_EQ((*t)->kind(), "sentencepiece");
+  for (const std::string& s : kTexts) EXPECT_EQ(*(*t)->encode(s, false), library_ids(sp, s)) << s;
+  EXPECT_EQ((*t)->special().bos, sp.bos_id());
+  EXPECT_EQ((*t)->special().eos, sp.eos_id());
 }
 
 TEST(TokenizerSpm, SpecialTokensOnlyWhenAsked) {
