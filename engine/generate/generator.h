@@ -5,8 +5,9 @@
 // Backend state contract: the prompt is appended at backend.position() (call backend.reset() first for
 // a fresh context). When generate() returns without an error the backend holds the prompt and every
 // generated token except the last one, i.e. position() == start + prompt + generated - 1 (the last
-// token was sampled but never run); a follow-up prompt that continues the conversation starts with that
-// token. After a stop with StopReason::error the backend state is unspecified: reset it.
+// token was sampled but never run; start + prompt when nothing was generated); a follow-up prompt that
+// continues the conversation starts with that token. Exceptions: a cancellation during the prefill
+// leaves only the chunks that ran; after StopReason::error the state is unspecified: reset it.
 #pragma once
 
 #include <atomic>

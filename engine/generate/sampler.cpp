@@ -110,12 +110,23 @@ float counter_uniform(uint64_t seed, uint64_t counter) {
 
 // ---- sampler ----
 
+namespace {
+
+// Strict total order of the pipeline: logit desc, then id asc. Because it is total, the top-k set and
+// every sorted prefix are unique, whatever algorithm (heap, nth_element, partial_sort, a GPU radix sort)
+// produced them.
+template <class C>
+bool better(const C& a, const C& b) {
+  return a.x > b.x || (a.x == b.x && a.id < b.id);
+}
+
+}  // namespace
+
 Sampler::Sampler(SamplerParams params, int n_vocab)
     : params_(params),
       n_vocab_(std::max(n_vocab, 1)),
       scratch_logits_(static_cast<size_t>(n_vocab_)),
-      scratch_idx_(static_cast<size_t>(n_vocab_)),
-      weight_(static_cast<size_t>(n_vocab_)),
+      cand_(static_cast<size_t>(n_vocab_)),
       probs_(static_cast<size_t>(n_vocab_)),
       seen_(static_cast<size_t>(n_vocab_), 0) {
   history_.reserve(1024);
@@ -189,16 +200,30 @@ int32_t Sampler::greedy_fallback(std::span<const float> logits) {
   return best;
 }
 
-Sampler::Kept Sampler::prepare(std::span<const float> logits) {
+void Sampler::keep_single(int32_t id) {
+  cand_[0] = Cand{0.0f, 1.0f, id};
+  n_kept_ = 1;
+  n_sorted_ = 1;
+  total_ = 1.0;
+}
+
+void Sampler::sort_prefix(int m, int n) {
+  if (m <= n_sorted_) return;
+  Cand* c = cand_.data();
+  if (m >= n) {
+    std::sort(c + n_sorted_, c + n, better<Cand>);
+  } else {
+    // The first n_sorted_ are already the first of the order, so a partial sort of the rest extends them.
+    std::partial_sort(c + n_sorted_, c + m, c + n, better<Cand>);
+  }
+  n_sorted_ = std::min(m, n);
+}
+
+void Sampler::prepare(std::span<const float> logits) {
   degenerate_ = false;
   load_and_penalise(logits);
-  float* x = scratch_logits_.data();
-  int32_t* idx = scratch_idx_.data();
-  const auto single = [&](int32_t id) {
-    idx[0] = id;
-    weight_[static_cast<size_t>(id)] = 1.0f;
-    return Kept{1, 1.0};
-  };
+  const float* x = scratch_logits_.data();
+  Cand* c = cand_.data();
 
   if (params_.is_greedy()) {
     int32_t best = -1;
@@ -209,7 +234,8 @@ Sampler::Kept Sampler::prepare(std::span<const float> logits) {
         best = i;
       }
     }
-    return single(best >= 0 ? best : greedy_fallback(logits));
+    keep_single(best >= 0 ? best : greedy_fallback(logits));
+    return;
   }
 
   // Step 2: temperature, +inf -> FLT_MAX. Step 3: candidates.
@@ -218,53 +244,50 @@ Sampler::Kept Sampler::prepare(std::span<const float> logits) {
   for (int i = 0; i < n_vocab_; ++i) {
     float v = x[i] / temp;
     if (v == std::numeric_limits<float>::infinity()) v = FLT_MAX;
-    x[i] = v;
-    if (v > kNegInf) idx[n++] = i;
+    if (v > kNegInf) c[n++] = Cand{v, 0.0f, i};
   }
-  if (n == 0) return single(greedy_fallback(logits));
-
-  // Strict total order: logit desc, id asc. Because it is total, the top-k set and any sorted prefix are
-  // unique, whatever algorithm (nth_element, partial_sort, a GPU radix sort) produced them.
-  const auto better = [x](int32_t a, int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); };
-  if (params_.top_k > 0 && params_.top_k < n) {
-    std::nth_element(idx, idx + params_.top_k, idx + n, better);
-    n = params_.top_k;
+  if (n == 0) {
+    keep_single(greedy_fallback(logits));
+    return;
   }
-
-  // Step 4: softmax weights.
-  float x_max = kNegInf;
-  for (int i = 0; i < n; ++i) x_max = std::max(x_max, x[idx[i]]);
-  double total = 0.0;
-  for (int i = 0; i < n; ++i) {
-    const float w = std::exp(x[idx[i]] - x_max);
-    weight_[static_cast<size_t>(idx[i])] = w;
-    total += w;
-  }
-
-  int n_sorted = 0;  // idx[0, n_sorted) is in the final order
-  // Step 5: top-p, sorting only as far as needed (the sorted prefix equals that of a full sort).
-  if (params_.top_p < 1.0f) {
-    const double target = static_cast<double>(params_.top_p) * total;
-    int m = std::min(n, 64);
-    int cut = n;
-    for (;;) {
-      std::partial_sort(idx, idx + m, idx + n, better);
-      n_sorted = m;
-      double cum = 0.0;
-      int found = -1;
-      for (int i = 0; i < m; ++i) {
-        cum += weight_[static_cast<size_t>(idx[i])];
-        if (cum >= target) {
-          found = i + 1;
-          break;
+  const int k = params_.top_k;
+  if (k > 0 && k < n) {
+    if (static_cast<int64_t>(k) * 16 <= n) {
+      // Heap of the k best, its front the worst of them: one comparison rejects almost every token, so
+      // this is one pass over the vocabulary (nth_element moves and compares several times more).
+      std::make_heap(c, c + k, better<Cand>);
+      for (int i = k; i < n; ++i) {
+        if (better(c[i], c[0])) {
+          std::pop_heap(c, c + k, better<Cand>);
+          c[k - 1] = c[i];
+          std::push_heap(c, c + k, better<Cand>);
         }
       }
-      if (found > 0) {
-        cut = found;
-        break;
+    } else {
+      std::nth_element(c, c + k, c + n, better<Cand>);
+    }
+    n = k;
+  }
+
+  // Step 4: softmax weights; sums in double, so their order changes them by ~1e-16 relative only.
+  float x_max = kNegInf;
+  for (int i = 0; i < n; ++i) x_max = std::max(x_max, c[i].x);
+  double total = 0.0;
+  for (int i = 0; i < n; ++i) total += c[i].w = std::exp(c[i].x - x_max);
+
+  n_sorted_ = 0;
+  // Step 5: top-p, sorting only as far as needed (64, 512, 4096 ... tokens).
+  if (params_.top_p < 1.0f) {
+    const double target = static_cast<double>(params_.top_p) * total;
+    double cum = 0.0;
+    int i = 0, cut = n;
+    for (int m = std::min(n, 64);; m = std::min(n, m * 8)) {
+      sort_prefix(m, n);
+      for (; i < m && cut == n; ++i) {
+        cum += c[i].w;
+        if (cum >= target) cut = i + 1;
       }
-      if (m == n) break;  // rounding left the sum just short of the target: keep everything
-      m = std::min(n, m * 8);
+      if (cut < n || m == n) break;  // m == n: found at the end, or rounding left the sum short
     }
     n = cut;
   }
@@ -272,74 +295,82 @@ Sampler::Kept Sampler::prepare(std::span<const float> logits) {
   // Step 6: min-p (the best token's weight is exactly 1, so the threshold is min_p itself).
   if (params_.min_p > 0.0f) {
     const float thr = params_.min_p;
-    if (n_sorted >= n) {
+    if (n_sorted_ >= n) {
       int keep = 0;
-      while (keep < n && weight_[static_cast<size_t>(idx[keep])] >= thr) ++keep;
+      while (keep < n && c[keep].w >= thr) ++keep;
       n = keep;
     } else {
-      n = static_cast<int>(
-          std::partition(idx, idx + n, [&](int32_t id) { return weight_[static_cast<size_t>(id)] >= thr; }) -
-          idx);
+      n = static_cast<int>(std::partition(c, c + n, [thr](const Cand& a) { return a.w >= thr; }) - c);
+      n_sorted_ = 0;
     }
     // n >= 1: the best token has weight 1 >= min_p.
   }
 
-  if (n_sorted < n) std::sort(idx, idx + n, better);
   total = 0.0;
-  for (int i = 0; i < n; ++i) total += weight_[static_cast<size_t>(idx[i])];
-  return Kept{n, total};
+  for (int i = 0; i < n; ++i) total += c[i].w;
+  n_kept_ = n;
+  n_sorted_ = std::min(n_sorted_, n);
+  total_ = total;
 }
 
-// Step 7: inverse CDF over the kept set in sorted order, skipping `excluded` (-1 = none).
-int32_t Sampler::draw_from_kept(Kept kept, int32_t excluded) {
-  const int32_t* idx = scratch_idx_.data();
-  double total = kept.total;
+// Step 7: inverse CDF over the kept set in the final order, sorting progressively (a peaked
+// distribution is settled within the first 64 tokens). Zero-weight tokens are never returned.
+int32_t Sampler::draw(int32_t excluded) {
+  const Cand* c = cand_.data();
+  const int n = n_kept_;
+  double total = total_;
   if (excluded >= 0) {  // resum rather than subtract: no cancellation when the draft held most mass
     total = 0.0;
-    for (int i = 0; i < kept.n; ++i)
-      if (idx[i] != excluded) total += weight_[static_cast<size_t>(idx[i])];
+    for (int i = 0; i < n; ++i)
+      if (c[i].id != excluded) total += c[i].w;
   }
   const double target = static_cast<double>(counter_uniform(params_.seed, counter_++)) * total;
   double cum = 0.0;
-  int32_t last = excluded;
-  for (int i = 0; i < kept.n; ++i) {
-    if (idx[i] == excluded) continue;
-    cum += weight_[static_cast<size_t>(idx[i])];
-    last = idx[i];
-    if (target < cum) return idx[i];
+  int32_t last = -1;
+  int i = 0;
+  for (int m = std::min(n, 64);; m = std::min(n, m * 8)) {
+    sort_prefix(m, n);
+    for (; i < m; ++i) {
+      if (c[i].id == excluded || c[i].w == 0.0f) continue;
+      cum += c[i].w;
+      last = c[i].id;
+      if (target < cum) return last;
+    }
+    if (m == n) break;
   }
-  return last;
+  // Rounding left the target past the sum: the last token with weight (the excluded one if none).
+  return last >= 0 ? last : (excluded >= 0 ? excluded : c[0].id);
 }
 
 int32_t Sampler::sample(std::span<const float> logits) {
-  const Kept kept = prepare(logits);
-  if (params_.is_greedy()) return scratch_idx_[0];
-  return draw_from_kept(kept, -1);
+  prepare(logits);
+  if (params_.is_greedy()) return cand_[0].id;
+  return draw(-1);
 }
 
 std::span<const float> Sampler::distribution(std::span<const float> logits) {
-  const Kept kept = prepare(logits);
+  prepare(logits);
   std::fill(probs_.begin(), probs_.end(), 0.0f);
-  for (int i = 0; i < kept.n; ++i) {
-    const auto id = static_cast<size_t>(scratch_idx_[static_cast<size_t>(i)]);
-    probs_[id] = static_cast<float>(weight_[id] / kept.total);
+  for (int i = 0; i < n_kept_; ++i) {
+    const Cand& k = cand_[static_cast<size_t>(i)];
+    probs_[static_cast<size_t>(k.id)] = static_cast<float>(k.w / total_);
   }
   return {probs_.data(), probs_.size()};
 }
 
 DraftVerdict Sampler::verify_draft(std::span<const float> logits, int32_t draft) {
-  const Kept kept = prepare(logits);
-  if (params_.is_greedy()) return DraftVerdict{scratch_idx_[0], scratch_idx_[0] == draft};
+  prepare(logits);
+  if (params_.is_greedy()) return DraftVerdict{cand_[0].id, cand_[0].id == draft};
   double p_draft = 0.0;
-  for (int i = 0; i < kept.n; ++i) {
-    if (scratch_idx_[static_cast<size_t>(i)] == draft) {
-      p_draft = weight_[static_cast<size_t>(draft)] / kept.total;
+  for (int i = 0; i < n_kept_; ++i) {
+    if (cand_[static_cast<size_t>(i)].id == draft) {
+      p_draft = cand_[static_cast<size_t>(i)].w / total_;
       break;
     }
   }
   const double u = counter_uniform(params_.seed, counter_++);
   if (u < p_draft) return DraftVerdict{draft, true};
-  return DraftVerdict{draw_from_kept(kept, draft), false};
+  return DraftVerdict{draw(draft), false};
 }
 
 }  // namespace qc

@@ -244,8 +244,8 @@ TEST(GeneratorBasic, Utf8DeltasAreWholeCharactersAndConcatenateToTheText) {
   auto r = g.generate(greedy_request(make_prompt(n_prompt, 48), static_cast<int>(script.size())), obs);
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->tokens, script);
-  const std::vector<std::string> want = {"h", "", "", "\xE2\x82\xAC", " ", "", "", "\xF0\x9F\x98\x80",
-                                         "\xEF\xBF\xBD", ""};
+  const std::vector<std::string> want = {
+      "h", "", "", "\xE2\x82\xAC", " ", "", "", "\xF0\x9F\x98\x80", "\xEF\xBF\xBD", ""};
   EXPECT_EQ(deltas, want);
   EXPECT_EQ(tail, "\xEF\xBF\xBD");  // the dangling \xE2 at the end
   std::string joined;

@@ -101,10 +101,11 @@ TEST(GeneratorMtp, GreedyWithMtpEqualsGreedyWithout) {
           EXPECT_EQ(accepted, 0) << label;
         } else if (hit == 100) {
           for (int j = 0; j < k; ++j)
-            EXPECT_EQ(st.mtp_accepted[static_cast<size_t>(j)], st.mtp_drafted[static_cast<size_t>(j)]) << label;
+            EXPECT_EQ(st.mtp_accepted[static_cast<size_t>(j)], st.mtp_drafted[static_cast<size_t>(j)])
+                << label;
           EXPECT_EQ(st.rerun_passes, 0) << label;
           EXPECT_LT(st.decode_steps, kNew / k + 2) << label;  // about k+1 tokens per pass
-        } else {  // right sometimes, wrong sometimes
+        } else {                                              // right sometimes, wrong sometimes
           EXPECT_GT(accepted, 0) << label;
           EXPECT_LT(st.mtp_accepted[0], st.mtp_drafted[0]) << label;
           EXPECT_GT(st.rerun_passes, 0) << label;

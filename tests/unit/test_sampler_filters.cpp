@@ -233,15 +233,20 @@ TEST(SamplerFilters, ValidateNamesTheParameterAndTheValue) {
 }
 
 // Naive reference: full sort, same arithmetic (expf weights, double sums), straight from sampler.h.
-std::vector<float> reference_distribution(std::vector<float> x, const SamplerParams& p,
-                                          const std::vector<int32_t>& history) {
+struct Reference {
+  std::vector<float> dist;  // [n] final probabilities
+  std::vector<int> ids;     // kept ids in the final order
+  std::vector<float> w;     // [n] weights
+  double total = 0.0;       // weight sum over the kept set
+};
+
+Reference reference(std::vector<float> x, const SamplerParams& p, const std::vector<int32_t>& history) {
   const int n = static_cast<int>(x.size());
   for (float& v : x)
     if (std::isnan(v)) v = -kInf;
   std::vector<bool> seen(x.size(), false);
-  const size_t begin = p.penalty_last_n < 0
-                           ? 0
-                           : history.size() - std::min(history.size(), static_cast<size_t>(p.penalty_last_n));
+  const size_t begin =
+      p.penalty_last_n < 0 ? 0 : history.size() - std::min(history.size(), static_cast<size_t>(p.penalty_last_n));
   for (size_t j = begin; j < history.size(); ++j) {
     const auto t = static_cast<size_t>(history[j]);
     if (seen[t]) continue;
@@ -253,47 +258,58 @@ std::vector<float> reference_distribution(std::vector<float> x, const SamplerPar
     v /= p.temperature;
     if (v == kInf) v = FLT_MAX;
   }
-  std::vector<int> ids;
+  Reference r;
   for (int i = 0; i < n; ++i)
-    if (x[static_cast<size_t>(i)] > -kInf) ids.push_back(i);
-  std::sort(ids.begin(), ids.end(), [&](int a, int b) {
-    return x[static_cast<size_t>(a)] > x[static_cast<size_t>(b)] ||
-           (x[static_cast<size_t>(a)] == x[static_cast<size_t>(b)] && a < b);
-  });
-  if (p.top_k > 0 && static_cast<size_t>(p.top_k) < ids.size()) ids.resize(static_cast<size_t>(p.top_k));
-  std::vector<float> w(x.size(), 0.0f);
-  const float mx = x[static_cast<size_t>(ids[0])];
+    if (x[static_cast<size_t>(i)] > -kInf) r.ids.push_back(i);
+  const auto at = [&](int i) { return x[static_cast<size_t>(i)]; };
+  std::sort(r.ids.begin(), r.ids.end(), [&](int a, int b) { return at(a) > at(b) || (at(a) == at(b) && a < b); });
+  if (p.top_k > 0 && static_cast<size_t>(p.top_k) < r.ids.size()) r.ids.resize(static_cast<size_t>(p.top_k));
+  r.w.assign(x.size(), 0.0f);
+  const float mx = at(r.ids[0]);
   double total = 0.0;
-  for (const int i : ids) total += w[static_cast<size_t>(i)] = std::exp(x[static_cast<size_t>(i)] - mx);
+  for (const int i : r.ids) total += r.w[static_cast<size_t>(i)] = std::exp(at(i) - mx);
   if (p.top_p < 1.0f) {
     double cum = 0.0;
-    size_t cut = ids.size();
-    for (size_t i = 0; i < ids.size(); ++i) {
-      cum += w[static_cast<size_t>(ids[i])];
+    size_t cut = r.ids.size();
+    for (size_t i = 0; i < r.ids.size(); ++i) {
+      cum += r.w[static_cast<size_t>(r.ids[i])];
       if (cum >= static_cast<double>(p.top_p) * total) {
         cut = i + 1;
         break;
       }
     }
-    ids.resize(cut);
+    r.ids.resize(cut);
   }
   if (p.min_p > 0.0f) {
     std::vector<int> keep;
-    for (const int i : ids)
-      if (w[static_cast<size_t>(i)] >= p.min_p) keep.push_back(i);
-    ids = keep;
+    for (const int i : r.ids)
+      if (r.w[static_cast<size_t>(i)] >= p.min_p) keep.push_back(i);
+    r.ids = keep;
   }
-  double kept_total = 0.0;
-  for (const int i : ids) kept_total += w[static_cast<size_t>(i)];
-  std::vector<float> out(x.size(), 0.0f);
-  for (const int i : ids)
-    out[static_cast<size_t>(i)] = static_cast<float>(w[static_cast<size_t>(i)] / kept_total);
-  return out;
+  for (const int i : r.ids) r.total += r.w[static_cast<size_t>(i)];
+  r.dist.assign(x.size(), 0.0f);
+  for (const int i : r.ids) r.dist[static_cast<size_t>(i)] = static_cast<float>(r.w[static_cast<size_t>(i)] / r.total);
+  return r;
+}
+
+// Inverse CDF in the final order with the draw of (seed, counter).
+int reference_draw(const Reference& r, uint64_t seed, uint64_t counter) {
+  const double target = static_cast<double>(counter_uniform(seed, counter)) * r.total;
+  double cum = 0.0;
+  int last = r.ids[0];
+  for (const int i : r.ids) {
+    if (r.w[static_cast<size_t>(i)] == 0.0f) continue;
+    cum += r.w[static_cast<size_t>(i)];
+    last = i;
+    if (target < cum) return i;
+  }
+  return last;
 }
 
 TEST(SamplerFilters, MatchesNaiveFullSortReferenceOnRandomInputs) {
   std::mt19937 rng(1234);
   std::normal_distribution<float> normal(0.0f, 3.0f);
+  size_t max_kept = 0;
   for (int trial = 0; trial < 60; ++trial) {
     const int n = trial % 3 == 0 ? 5000 : 97 + trial;  // 5000: top-p must sort past 64 and 512
     std::vector<float> x(static_cast<size_t>(n));
@@ -308,6 +324,7 @@ TEST(SamplerFilters, MatchesNaiveFullSortReferenceOnRandomInputs) {
     p.presence_penalty = trial % 3 == 1 ? 1.5f : 0.0f;
     p.repetition_penalty = trial % 3 == 2 ? 1.3f : 1.0f;
     p.penalty_last_n = trial % 2 == 0 ? 16 : -1;
+    p.seed = static_cast<uint64_t>(trial) * 1000003u;
     ASSERT_TRUE(p.validate().ok());
     Sampler s(p, n);
     std::vector<int32_t> history;
@@ -316,12 +333,16 @@ TEST(SamplerFilters, MatchesNaiveFullSortReferenceOnRandomInputs) {
       s.accept(history.back());
     }
     const auto got = s.distribution(x);
-    const auto want = reference_distribution(x, p, history);
+    const Reference ref = reference(x, p, history);
+    const auto& want = ref.dist;
     ASSERT_EQ(kept(got), kept(want)) << "trial " << trial;
-    // Same arithmetic in the same order except the normaliser, which sums the kept weights in the same
-    // sorted order: results agree to float rounding (1 ulp ~ 6e-8 relative).
+    max_kept = std::max(max_kept, ref.ids.size());
+    // Same arithmetic except the order of the double sums (~1e-16 relative): agreement to float rounding.
     for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-6f * want[i] + 1e-12f);
+    // Draws: 20 in a row from the same row, against the reference's full-sort inverse CDF.
+    for (uint64_t d = 0; d < 20; ++d) ASSERT_EQ(s.sample(x), reference_draw(ref, p.seed, d)) << "trial " << trial;
   }
+  EXPECT_GT(max_kept, 512u);  // the progressive sort went past its first two stages
 }
 
 }  // namespace
