@@ -1,8 +1,10 @@
 // Sampler: see sampler.h for the pipeline contract. Costs per call (V = n_vocab): one O(V) copy with the
-// NaN rule, O(window) for the penalties, O(V) for temperature and the candidate list, O(V) nth_element for
-// top-k, then work on the kept set only. Without top-k, top-p sorts progressively (the best 64, 512, 4096
-// ... until the mass is reached), so a peaked distribution costs O(V log 64); with every filter off the
-// whole vocabulary is sorted for the inverse CDF (O(V log V), ~15 ms at V = 248k on one core).
+// NaN rule, O(window) for the penalties, O(V) for temperature and the candidate records, one O(V) heap
+// pass for top-k, then work on the kept set only. Sorting is progressive (the best 64, then 512, 4096 ...)
+// in top-p and in the draw, so a peaked distribution never sorts the vocabulary. Measured at V = 248320,
+// N(0, 3) logits, 256-token penalty window, on the shared 2-core build machine (not the target host):
+// greedy 0.6 ms, Qwen instruct defaults (top-k 20) 1.0 ms, top-k off + top-p 0.95 8.8 ms (thousands of
+// tokens kept), every filter off 11.8 ms (before: index sort, nth_element: 0.9 / 6.4 / 11.4 / 72 ms).
 #include "generate/sampler.h"
 
 #include <algorithm>

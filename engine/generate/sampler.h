@@ -16,8 +16,9 @@
 //      prefix whose mass reaches top_p of the candidates' mass.
 //   6. min-p: keep tokens with e >= min_p (e is prob / max prob, the max prob's e is 1).
 //   7. renormalise over the kept set; draw u = counter_uniform(seed, counter++) and return the first kept
-//      token (in the sorted order) whose cumulative probability exceeds u (the last kept token if
-//      rounding leaves u past the sum).
+//      token, in the order of step 5, whose cumulative weight exceeds u * (kept weight sum); tokens of
+//      weight 0 (expf underflow) are never returned (if rounding leaves u past the sum: the last kept
+//      token of non-zero weight).
 // Every non-greedy sample() uses exactly one draw; verify_draft() one, plus one when it rejects.
 //
 // Degenerate input: if no token survives steps 0-3 (every logit NaN/-inf, or penalties/temperature

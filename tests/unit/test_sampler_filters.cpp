@@ -245,8 +245,9 @@ Reference reference(std::vector<float> x, const SamplerParams& p, const std::vec
   for (float& v : x)
     if (std::isnan(v)) v = -kInf;
   std::vector<bool> seen(x.size(), false);
-  const size_t begin =
-      p.penalty_last_n < 0 ? 0 : history.size() - std::min(history.size(), static_cast<size_t>(p.penalty_last_n));
+  const size_t begin = p.penalty_last_n < 0
+                           ? 0
+                           : history.size() - std::min(history.size(), static_cast<size_t>(p.penalty_last_n));
   for (size_t j = begin; j < history.size(); ++j) {
     const auto t = static_cast<size_t>(history[j]);
     if (seen[t]) continue;
@@ -262,7 +263,8 @@ Reference reference(std::vector<float> x, const SamplerParams& p, const std::vec
   for (int i = 0; i < n; ++i)
     if (x[static_cast<size_t>(i)] > -kInf) r.ids.push_back(i);
   const auto at = [&](int i) { return x[static_cast<size_t>(i)]; };
-  std::sort(r.ids.begin(), r.ids.end(), [&](int a, int b) { return at(a) > at(b) || (at(a) == at(b) && a < b); });
+  std::sort(r.ids.begin(), r.ids.end(),
+            [&](int a, int b) { return at(a) > at(b) || (at(a) == at(b) && a < b); });
   if (p.top_k > 0 && static_cast<size_t>(p.top_k) < r.ids.size()) r.ids.resize(static_cast<size_t>(p.top_k));
   r.w.assign(x.size(), 0.0f);
   const float mx = at(r.ids[0]);
@@ -288,7 +290,8 @@ Reference reference(std::vector<float> x, const SamplerParams& p, const std::vec
   }
   for (const int i : r.ids) r.total += r.w[static_cast<size_t>(i)];
   r.dist.assign(x.size(), 0.0f);
-  for (const int i : r.ids) r.dist[static_cast<size_t>(i)] = static_cast<float>(r.w[static_cast<size_t>(i)] / r.total);
+  for (const int i : r.ids)
+    r.dist[static_cast<size_t>(i)] = static_cast<float>(r.w[static_cast<size_t>(i)] / r.total);
   return r;
 }
 
@@ -340,7 +343,8 @@ TEST(SamplerFilters, MatchesNaiveFullSortReferenceOnRandomInputs) {
     // Same arithmetic except the order of the double sums (~1e-16 relative): agreement to float rounding.
     for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-6f * want[i] + 1e-12f);
     // Draws: 20 in a row from the same row, against the reference's full-sort inverse CDF.
-    for (uint64_t d = 0; d < 20; ++d) ASSERT_EQ(s.sample(x), reference_draw(ref, p.seed, d)) << "trial " << trial;
+    for (uint64_t d = 0; d < 20; ++d)
+      ASSERT_EQ(s.sample(x), reference_draw(ref, p.seed, d)) << "trial " << trial;
   }
   EXPECT_GT(max_kept, 512u);  // the progressive sort went past its first two stages
 }
