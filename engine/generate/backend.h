@@ -32,8 +32,8 @@ class StateSnapshot {
 };
 
 struct BackendInfo {
-  std::string name;         // "cpu-f32", "cpu-f64", "cuda"
-  std::string device;       // "2 threads", "NVIDIA H200"
+  std::string name;           // "cpu-f32", "cpu-f64", "cuda"
+  std::string device;         // "2 threads", "NVIDIA H200"
   uint64_t memory_bytes = 0;  // state + scratch (+ weights when copied)
 };
 
@@ -43,10 +43,10 @@ class Backend {
 
   virtual BackendInfo info() const = 0;
   virtual const ModelConfig& config() const = 0;
-  virtual int n_ctx() const = 0;      // positions the KV cache holds
-  virtual int position() const = 0;   // tokens already processed (next token's position)
+  virtual int n_ctx() const = 0;     // positions the KV cache holds
+  virtual int position() const = 0;  // tokens already processed (next token's position)
 
-  virtual void reset() = 0;           // empty context
+  virtual void reset() = 0;  // empty context
   // Runs tokens at positions pos .. pos+n-1. pos must equal position() (the recurrent state has no
   // random access); an error when it does not, when a token id is out of range, or when the context is
   // full. Logits of every token are returned (N>1 = prompt or MTP verification).

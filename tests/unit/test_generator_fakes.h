@@ -1,0 +1,217 @@
+// Test doubles for the generator: a Backend whose "model" is a hash chain over (token, position), so its
+// logits are a deterministic function of the whole prefix (a wrong snapshot/restore or a token run at the
+// wrong position changes every later row), with an MTP block that is right a given percentage of the time
+// and records every cache entry it is asked to write.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "generate/backend.h"
+#include "generate/generator.h"
+
+namespace qc::testing {
+
+inline uint64_t mix64(uint64_t z) {  // SplitMix64 finaliser
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+inline constexpr uint64_t kInitialState = 0x1234567887654321ull;
+
+// State after running `token` at `pos` on top of state `h`.
+inline uint64_t next_state(uint64_t h, int32_t token, int pos) {
+  return mix64(h ^ (static_cast<uint64_t>(static_cast<uint32_t>(token)) * 0xD6E8FEB86659FD93ull) ^
+               (static_cast<uint64_t>(pos) << 40));
+}
+
+struct FakeOptions {
+  int n_vocab = 48;
+  int n_ctx = 256;
+  bool has_mtp = true;
+  int mtp_accept_percent = 60;  // how often the MTP draft is the main model's greedy choice
+  // When set, the logits row at position p peaks at script(p) (the token predicted for p+1); otherwise
+  // rows are pseudo-random functions of the state.
+  std::function<int32_t(int)> script;
+  int fail_on_forward_call = -1;  // 1-based forward() call that returns an error, -1 = never
+  bool nan_logits = false;
+};
+
+class FakeSnapshot : public StateSnapshot {
+ public:
+  FakeSnapshot(int pos, uint64_t h) : pos_(pos), h_(h) {}
+  int position() const override { return pos_; }
+  uint64_t state() const { return h_; }
+
+ private:
+  int pos_;
+  uint64_t h_;
+};
+
+class FakeBackend : public Backend {
+ public:
+  static constexpr int kEmbd = 4;  // the 64-bit state as four exact 16-bit floats
+
+  explicit FakeBackend(FakeOptions o) : o_(std::move(o)) {
+    cfg_.architecture = "fake";
+    cfg_.n_vocab = o_.n_vocab;
+    cfg_.n_embd = kEmbd;
+    cfg_.n_mtp = o_.has_mtp ? 1 : 0;
+    reset();
+  }
+
+  BackendInfo info() const override { return {"fake", "test", 0}; }
+  const ModelConfig& config() const override { return cfg_; }
+  int n_ctx() const override { return o_.n_ctx; }
+  int position() const override { return pos_; }
+  void reset() override {
+    pos_ = 0;
+    h_ = kInitialState;
+  }
+
+  // The logits row of the main model in state h (after running the token at pos).
+  void row(uint64_t h, int pos, float* out) const {
+    const int v = o_.n_vocab;
+    if (o_.nan_logits) {
+      for (int i = 0; i < v; ++i) out[i] = std::numeric_limits<float>::quiet_NaN();
+      return;
+    }
+    if (o_.script) {
+      for (int i = 0; i < v; ++i) out[i] = -1.0f;
+      out[o_.script(pos)] = 5.0f;
+      return;
+    }
+    for (int i = 0; i < v; ++i)  // 24-bit values in [-4, 4)
+      out[i] = static_cast<float>(mix64(h ^ (static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull)) >> 40) *
+                   (8.0f / 16777216.0f) -
+               4.0f;
+  }
+  int32_t greedy(uint64_t h, int pos) const {
+    std::vector<float> r(static_cast<size_t>(o_.n_vocab));
+    row(h, pos, r.data());
+    int32_t best = 0;
+    for (int i = 1; i < o_.n_vocab; ++i)
+      if (r[static_cast<size_t>(i)] > r[static_cast<size_t>(best)]) best = i;
+    return best;
+  }
+
+  Result<StepOutput> forward(std::span<const int32_t> tokens, int pos) override {
+    ++forward_calls;
+    if (forward_calls == o_.fail_on_forward_call) return make_error("fake backend: injected failure");
+    if (pos != pos_)
+      return make_error("fake forward: pos " + std::to_string(pos) + " != " + std::to_string(pos_));
+    if (pos + static_cast<int>(tokens.size()) > o_.n_ctx) return make_error("fake forward: context full");
+    const size_t n = tokens.size(), v = static_cast<size_t>(o_.n_vocab);
+    logits_.assign(n * v, 0.0f);
+    hidden_.assign(n * kEmbd, 0.0f);
+    for (size_t i = 0; i < n; ++i) {
+      if (tokens[i] < 0 || tokens[i] >= o_.n_vocab) return make_error("fake forward: token out of range");
+      h_ = next_state(h_, tokens[i], pos_);
+      record(token_at, pos_, tokens[i]);
+      record(state_at, pos_, h_);
+      row(h_, pos_, logits_.data() + i * v);
+      encode(h_, hidden_.data() + i * kEmbd);
+      ++pos_;
+    }
+    tokens_run += static_cast<int64_t>(n);
+    return StepOutput{static_cast<int>(n), o_.n_vocab, kEmbd, logits_, hidden_};
+  }
+
+  bool has_mtp() const override { return o_.has_mtp; }
+  Result<StepOutput> mtp_forward(int32_t token, std::span<const float> hidden, int pos) override {
+    ++mtp_calls;
+    if (!o_.has_mtp) return make_error("fake: no MTP block");
+    if (hidden.size() != kEmbd) return make_error("fake mtp: bad hidden size");
+    const uint64_t hp = decode(hidden.data());
+    record(mtp_token, pos, token);
+    record(mtp_state, pos, hp);
+    const uint64_t h1 = next_state(hp, token, pos + 1);  // what the main model would hold at pos+1
+    const int32_t right = greedy(h1, pos + 1);
+    const bool ok = static_cast<int>(mix64(h1 ^ 0xABCDEFull) % 100) < o_.mtp_accept_percent;
+    const int32_t draft =
+        ok ? right
+           : static_cast<int32_t>((right + 1 + static_cast<int32_t>(mix64(h1) % (o_.n_vocab - 1))) %
+                                  o_.n_vocab);
+    mtp_logits_.assign(static_cast<size_t>(o_.n_vocab), 0.0f);
+    mtp_logits_[static_cast<size_t>(draft)] = 1.0f;
+    mtp_hidden_.assign(kEmbd, 0.0f);
+    encode(h1, mtp_hidden_.data());
+    return StepOutput{1, o_.n_vocab, kEmbd, mtp_logits_, mtp_hidden_};
+  }
+
+  std::unique_ptr<StateSnapshot> snapshot() const override {
+    return std::make_unique<FakeSnapshot>(pos_, h_);
+  }
+  Status restore(const StateSnapshot& s) override {
+    ++restores;
+    const auto* f = dynamic_cast<const FakeSnapshot*>(&s);
+    if (f == nullptr) return make_error("fake restore: foreign snapshot");
+    pos_ = f->position();
+    h_ = f->state();
+    return Status::success();
+  }
+  std::span<const float> layer_norms() const override { return {}; }
+
+  uint64_t state() const { return h_; }
+
+  // Records (per position, rewritten when a position is run again).
+  int forward_calls = 0, mtp_calls = 0, restores = 0;
+  int64_t tokens_run = 0;
+  std::vector<int32_t> token_at;
+  std::vector<uint64_t> state_at;
+  std::vector<int32_t> mtp_token;
+  std::vector<uint64_t> mtp_state;
+
+ private:
+  template <class T>
+  static void record(std::vector<T>& v, int pos, T value) {
+    if (v.size() <= static_cast<size_t>(pos)) v.resize(static_cast<size_t>(pos) + 1, T{});
+    v[static_cast<size_t>(pos)] = value;
+  }
+  static void encode(uint64_t h, float* out) {
+    for (int i = 0; i < kEmbd; ++i) out[i] = static_cast<float>((h >> (16 * i)) & 0xffffu);
+  }
+  static uint64_t decode(const float* in) {
+    uint64_t h = 0;
+    for (int i = 0; i < kEmbd; ++i) h |= static_cast<uint64_t>(in[i]) << (16 * i);
+    return h;
+  }
+
+  FakeOptions o_;
+  ModelConfig cfg_;
+  int pos_ = 0;
+  uint64_t h_ = kInitialState;
+  std::vector<float> logits_, hidden_, mtp_logits_, mtp_hidden_;
+};
+
+// Token i's text is "<i>" except where `bytes` overrides it; `control` ids produce no text.
+inline TokenText fake_text(std::vector<std::string> bytes = {}, std::vector<int32_t> control = {}) {
+  return TokenText{
+      [bytes](int32_t id) {
+        if (id >= 0 && static_cast<size_t>(id) < bytes.size() && !bytes[static_cast<size_t>(id)].empty())
+          return bytes[static_cast<size_t>(id)];
+        return "<" + std::to_string(id) + ">";
+      },
+      [control](int32_t id) {
+        for (const int32_t c : control)
+          if (c == id) return true;
+        return false;
+      }};
+}
+
+// Main-model states h_q for a token sequence x_0 .. x_{n-1} (h_q after running x_q at position q).
+inline std::vector<uint64_t> true_states(const std::vector<int32_t>& x) {
+  std::vector<uint64_t> h(x.size());
+  uint64_t s = kInitialState;
+  for (size_t q = 0; q < x.size(); ++q) h[q] = s = next_state(s, x[q], static_cast<int>(q));
+  return h;
+}
+
+}  // namespace qc::testing
