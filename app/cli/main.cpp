@@ -36,8 +36,7 @@ int main(int argc, char** argv) {
   } else if (cmd == "logits") {
     s = qc::cli::cmd_logits(argc, argv);
   } else {
-    std::fprintf(stderr, "qwenchat-cli: unknown command \"%s\"\n", cmd.c_str());
-    usage();
+    std::fprintf(stderr, "qwenchat-cli: unknown command \"%s\" (qwenchat-cli --help lists them)\n", cmd.c_str());
     return 2;
   }
   if (!s.ok()) {
