@@ -5,7 +5,8 @@
 // - Invalid UTF-8 in the input is replaced before anything else runs: each maximal subpart of an
 //   ill-formed sequence becomes one U+FFFD (Unicode 15 section 3.9 "best practice", the rule of Rust's
 //   String::from_utf8_lossy, which Hugging Face tokenizers use, and of Python's errors="replace"). So
-//   decode(encode(s)) == utf8_lossy(s), and == s for valid UTF-8.
+//   decode(encode(s)) == utf8_lossy(s), and == s for valid UTF-8 (for SentencePiece only when the
+//   normalizer is the identity, whitespace is kept and byte fallback covers every character).
 // - With `parse_special` on, the text of every control and user-defined token ("<|im_start|>",
 //   "<think>") is matched whole, longest first, left to right, before the pre-tokenizer runs; with it off
 //   no special token can come out of text (SentencePiece's own user-defined symbols excepted: the library
@@ -85,8 +86,10 @@ struct BpeVocab {
   bool ignore_merges = false;
 };
 
-// Validates the vocabulary (sizes, types, merges whose parts or result are not tokens, duplicate
-// special texts, the pre-tokenizer name) and compiles the pre-tokenizer regex once.
+// Validates the vocabulary (sizes, token types, special ids in range, merges whose parts or result are
+// not tokens, the pre-tokenizer name) and compiles the pre-tokenizer regex once. A text that appears
+// twice keeps its first id. Encoding a byte that has no token is an error at encode time (never a
+// crash); vocabularies with all 256 byte tokens, as GPT-2 / Qwen have, never hit it.
 Result<std::unique_ptr<Tokenizer>> make_bpe_tokenizer(const BpeVocab& vocab);
 
 // ---- SentencePiece ----

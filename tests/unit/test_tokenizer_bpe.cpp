@@ -199,6 +199,19 @@ TEST(TokenizerBpe, DecodeEncodeRoundTrips) {
   }
 }
 
+TEST(TokenizerBpe, StreamedTokenBytesHoldTheSplitEmoji) {
+  // U+1F600 has no merge in this vocabulary: four byte tokens, each a partial character on its own.
+  auto t = make(hand_vocab(kHelloMerges, kSpecials));
+  ASSERT_TRUE(t);
+  const std::vector<int32_t> ids = enc(*t, "hello \xF0\x9F\x98\x80!");
+  ASSERT_EQ(ids, (Ids{259, ' ', 0xF0, 0x9F, 0x98, 0x80, '!'}));
+  Utf8Stream s;
+  std::vector<std::string> out;
+  for (const int32_t id : ids) out.push_back(s.push(t->token_bytes(id)));
+  EXPECT_EQ(out, (std::vector<std::string>{"hello", " ", "", "", "", "\xF0\x9F\x98\x80", "!"}));
+  EXPECT_EQ(s.flush(), "");
+}
+
 TEST(TokenizerBpe, IgnoreMergesTakesWholeWords) {
   // "hel" is a token no merge path reaches ("h e" then "he l" is absent): only ignore_merges finds it.
   BpeVocab v = hand_vocab({"h e"});
