@@ -117,35 +117,51 @@ class Parser {
                            " left (file size " + std::to_string(size_) + ")");
   }
 
-  Result<uint32_t> u32(std::string_view field) {
+  // Readers take the field name as a function, called only on an error (the hot paths are per array
+  // element), or as a string.
+  template <class FieldFn>
+  Result<uint32_t> u32(const FieldFn& field) {
     uint32_t v = 0;
-    if (!cur_.u32(&v)) return truncated(field, 4);
+    if (!cur_.u32(&v)) return truncated(field(), 4);
     return v;
   }
-  Result<uint64_t> u64(std::string_view field) {
+  template <class FieldFn>
+  Result<uint64_t> u64(const FieldFn& field) {
     uint64_t v = 0;
-    if (!cur_.u64(&v)) return truncated(field, 8);
+    if (!cur_.u64(&v)) return truncated(field(), 8);
     return v;
+  }
+  Result<uint32_t> u32(const std::string& field) {
+    return u32([&] { return field; });
+  }
+  Result<uint64_t> u64(const std::string& field) {
+    return u64([&] { return field; });
   }
 
-  // A GGUF string: u64 length then bytes (any bytes, NUL included).
-  Result<std::string> string(std::string_view field) {
-    QC_ASSIGN(const uint64_t n, u64(field));
+  // A GGUF string: u64 length then bytes (any bytes, NUL included). `field()` names it in errors; it is
+  // only called on an error, so a 250k-entry vocabulary does not build 250k field names.
+  template <class FieldFn>
+  Result<std::string> string(const FieldFn& field) {
+    uint64_t n = 0;
+    if (!cur_.u64(&n)) return truncated(field(), 8);
     if (n > limits_.max_string_bytes) {
-      return fail(field, "string length " + std::to_string(n) + " exceeds the limit of " +
-                             std::to_string(limits_.max_string_bytes) + " bytes");
+      return fail(field(), "string length " + std::to_string(n) + " exceeds the limit of " +
+                               std::to_string(limits_.max_string_bytes) + " bytes");
     }
     const uint8_t* p = nullptr;
     if (!cur_.bytes(n, &p)) {
-      return fail(field, "string length " + std::to_string(n) + " runs past the end of the file (" +
-                             std::to_string(cur_.left()) + " bytes left at offset " +
-                             std::to_string(cur_.pos()) + ")");
+      return fail(field(), "string length " + std::to_string(n) + " runs past the end of the file (" +
+                               std::to_string(cur_.left()) + " bytes left at offset " +
+                               std::to_string(cur_.pos()) + ")");
     }
     return std::string(reinterpret_cast<const char*>(p), n);
   }
+  Result<std::string> string(const std::string& field) {
+    return string([&] { return field; });
+  }
 
   Result<ValueType> value_type(const FieldPath& path, std::string_view what) {
-    QC_ASSIGN(const uint32_t t, u32(path.str() + " " + std::string(what)));
+    QC_ASSIGN(const uint32_t t, u32([&] { return path.str() + " " + std::string(what); }));
     if (!is_known_value_type(t)) {
       return fail(path.str(), "unknown " + std::string(what) + " " + std::to_string(t) + " (expected 0..12)");
     }
@@ -180,7 +196,7 @@ class Parser {
         return {};
       }
       case ValueType::kString: {
-        QC_ASSIGN(out->str, string(path.str()));
+        QC_ASSIGN(out->str, string([&] { return path.str(); }));
         return {};
       }
       case ValueType::kArray:
@@ -216,7 +232,7 @@ class Parser {
                                   std::to_string(max_depth));
     }
     QC_ASSIGN(out->elem_type, value_type(path, "array element type"));
-    QC_ASSIGN(const uint64_t n, u64(path.str() + " array length"));
+    QC_ASSIGN(const uint64_t n, u64([&] { return path.str() + " array length"; }));
     if (n > limits_.max_array_elems) {
       return fail(path.str(), "array length " + std::to_string(n) + " exceeds the limit of " +
                                   std::to_string(limits_.max_array_elems) + " elements");

@@ -37,27 +37,36 @@ class HeaderBuffer {
     bytes.insert(bytes.end(), s.begin(), s.end());
   }
 
-  // Serialises v, checking that it can be represented as its declared type. `field` names it in errors.
-  Status value(const Value& v, const std::string& field, uint32_t depth) {
+  // Names the value being serialised in errors: `field` plus the array indices on the way down. The name is
+  // built only on an error (a vocabulary has 250k elements).
+  std::string field;
+  std::string name() const {
+    std::string s = field;
+    for (size_t i : index_) s += "[" + std::to_string(i) + "]";
+    return s;
+  }
+
+  // Serialises v, checking that it can be represented as its declared type.
+  Status value(const Value& v, uint32_t depth) {
     switch (v.type) {
       case ValueType::kU8:
-        return unsigned_value(v, field, 1, UINT8_MAX);
+        return unsigned_value(v, 1, UINT8_MAX);
       case ValueType::kU16:
-        return unsigned_value(v, field, 2, UINT16_MAX);
+        return unsigned_value(v, 2, UINT16_MAX);
       case ValueType::kU32:
-        return unsigned_value(v, field, 4, UINT32_MAX);
+        return unsigned_value(v, 4, UINT32_MAX);
       case ValueType::kU64:
-        return unsigned_value(v, field, 8, UINT64_MAX);
+        return unsigned_value(v, 8, UINT64_MAX);
       case ValueType::kBool:
-        return unsigned_value(v, field, 1, 1);
+        return unsigned_value(v, 1, 1);
       case ValueType::kI8:
-        return signed_value(v, field, 1, INT8_MIN, INT8_MAX);
+        return signed_value(v, 1, INT8_MIN, INT8_MAX);
       case ValueType::kI16:
-        return signed_value(v, field, 2, INT16_MIN, INT16_MAX);
+        return signed_value(v, 2, INT16_MIN, INT16_MAX);
       case ValueType::kI32:
-        return signed_value(v, field, 4, INT32_MIN, INT32_MAX);
+        return signed_value(v, 4, INT32_MIN, INT32_MAX);
       case ValueType::kI64:
-        return signed_value(v, field, 8, INT64_MIN, INT64_MAX);
+        return signed_value(v, 8, INT64_MIN, INT64_MAX);
       case ValueType::kF32: {
         const float f = static_cast<float>(v.f64);
         uint32_t bits;
@@ -75,52 +84,56 @@ class HeaderBuffer {
         string(v.str);
         return {};
       case ValueType::kArray:
-        return array(v, field, depth + 1);
+        return array(v, depth + 1);
     }
-    return make_error(field + ": unknown value type " + std::to_string(static_cast<uint32_t>(v.type)));
+    return make_error(name() + ": unknown value type " + std::to_string(static_cast<uint32_t>(v.type)));
   }
 
  private:
-  Status unsigned_value(const Value& v, const std::string& field, unsigned n, uint64_t max) {
+  Status unsigned_value(const Value& v, unsigned n, uint64_t max) {
     if (v.u64 > max) {
-      return make_error(field + ": expected a " + std::string(value_type_name(v.type)) + " value at most " +
+      return make_error(name() + ": expected a " + std::string(value_type_name(v.type)) + " value at most " +
                         std::to_string(max) + ", got " + std::to_string(v.u64));
     }
     uint(v.u64, n);
     return {};
   }
-  Status signed_value(const Value& v, const std::string& field, unsigned n, int64_t min, int64_t max) {
+  Status signed_value(const Value& v, unsigned n, int64_t min, int64_t max) {
     if (v.i64 < min || v.i64 > max) {
-      return make_error(field + ": expected a " + std::string(value_type_name(v.type)) + " value in [" +
+      return make_error(name() + ": expected a " + std::string(value_type_name(v.type)) + " value in [" +
                         std::to_string(min) + ", " + std::to_string(max) + "], got " + std::to_string(v.i64));
     }
     uint(static_cast<uint64_t>(v.i64), n);
     return {};
   }
-  Status array(const Value& v, const std::string& field, uint32_t depth) {
+  Status array(const Value& v, uint32_t depth) {
     // Never write what the reader refuses with its default limits.
     const ReaderLimits limits;
     if (depth > limits.max_array_depth) {
-      return make_error(field + ": arrays nested " + std::to_string(depth) + " deep, expected at most " +
+      return make_error(name() + ": arrays nested " + std::to_string(depth) + " deep, expected at most " +
                         std::to_string(limits.max_array_depth));
     }
     if (static_cast<uint32_t>(v.elem_type) > static_cast<uint32_t>(ValueType::kF64)) {
-      return make_error(field + ": unknown array element type " +
+      return make_error(name() + ": unknown array element type " +
                         std::to_string(static_cast<uint32_t>(v.elem_type)));
     }
     u32(static_cast<uint32_t>(v.elem_type));
     u64(v.array.size());
+    index_.push_back(0);
     for (size_t i = 0; i < v.array.size(); ++i) {
-      const std::string child = field + "[" + std::to_string(i) + "]";
+      index_.back() = i;
       if (v.array[i].type != v.elem_type) {
-        return make_error(child + ": expected an element of the array's type " +
+        return make_error(name() + ": expected an element of the array's type " +
                           std::string(value_type_name(v.elem_type)) + ", got " +
                           std::string(value_type_name(v.array[i].type)));
       }
-      QC_TRY(value(v.array[i], child, depth));
+      QC_TRY(value(v.array[i], depth));
     }
+    index_.pop_back();
     return {};
   }
+
+  std::vector<size_t> index_;
 };
 
 }  // namespace
@@ -239,7 +252,8 @@ Status Writer::begin(const std::string& path) {
     if (kv.key.empty()) return make_error(path + ": metadata: expected a non-empty key");
     h.string(kv.key);
     h.u32(static_cast<uint32_t>(kv.value.type));
-    QC_TRY(h.value(kv.value, path + ": metadata " + kv.key, 0));
+    h.field = path + ": metadata " + kv.key;
+    QC_TRY(h.value(kv.value, 0));
   }
   for (const TensorInfo& t : tensors_) {
     h.string(t.name);

@@ -284,7 +284,8 @@ TEST(GgufMalformed, BoolNotZeroOrOne) {
 TEST(GgufMalformed, CountsBeyondFileOrLimits) {
   Image kv;
   kv.header(0, 1000).kv_u32("a", 1);
-  expect_error(kv, {"header: kv_count 1000 and tensor_count 0 need at least 14000 bytes, the file has 17 after the header (truncated"});
+  expect_error(kv, {"header: kv_count 1000 and tensor_count 0 need at least 14000 bytes, the file has 17 "
+                    "after the header (truncated"});
   Image tensors;
   tensors.header(UINT64_MAX / 2, 0);
   expect_error(tensors, {"header tensor_count: expected at most 1048576, got 9223372036854775807"});
