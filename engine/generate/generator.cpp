@@ -166,6 +166,8 @@ void Generator::emit(Run& run, int32_t token, std::span<const float> logits_row)
   GenerateResult& res = run.res;
   res.tokens.push_back(token);
   run.sampler.accept(token);
+  // The final hash needs the row of the last token, and backend spans die at the next call: keep a copy
+  // (one row, V floats: ~1 MB and tens of microseconds at V = 248k, small next to a 27B forward pass).
   copy_into(run.last_row, 0, logits_row);
   const bool is_stop =
       std::find(run.req.stop_tokens.begin(), run.req.stop_tokens.end(), token) != run.req.stop_tokens.end();

@@ -40,7 +40,8 @@ Result<std::unique_ptr<Backend>> make_reference_backend(const ModelConfig& confi
                                                         const ReferenceOptions& options);
 
 // Bytes the backend allocates for the given options: KV caches, GDN states, conv windows, output buffers
-// and scratch (weights are not copied). For the GUI's memory display and to pick n_ctx.
+// and scratch (weights are not copied). For the GUI's memory display and to pick n_ctx. Exact when the
+// weights carry an MTP block iff config.n_mtp > 0 (info().memory_bytes always reports the allocation).
 uint64_t reference_state_bytes(const ModelConfig& config, const ReferenceOptions& options);
 
 }  // namespace qc

@@ -150,7 +150,7 @@ BackendInfo ReferenceModel<T>::info() const {
   BackendInfo b;
   b.name = std::is_same_v<T, double> ? "cpu-f64" : "cpu-f32";
   b.device = std::to_string(pool_.size()) + (pool_.size() == 1 ? " thread" : " threads");
-  b.memory_bytes = reference_state_bytes(config_, options_);
+  b.memory_bytes = allocated_bytes();
   return b;
 }
 

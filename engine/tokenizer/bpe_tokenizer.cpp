@@ -21,7 +21,9 @@ uint64_t pair_key(int32_t left, int32_t right) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
 }
 
-bool special_type(TokenType t) { return t == TokenType::kControl || t == TokenType::kUserDefined; }
+bool special_type(TokenType t) {
+  return t == TokenType::kControl || t == TokenType::kUserDefined;
+}
 
 class BpeTokenizer final : public Tokenizer {
  public:
@@ -173,7 +175,8 @@ Status BpeTokenizer::bpe(std::string_view word, std::vector<int32_t>* out) const
     const auto b = static_cast<uint8_t>(word[i]);
     const int32_t id = byte_token_[b];
     if (id < 0) {
-      return make_error("BPE vocabulary has no token for byte 0x" + std::string(1, "0123456789ABCDEF"[b >> 4]) +
+      return make_error("BPE vocabulary has no token for byte 0x" +
+                        std::string(1, "0123456789ABCDEF"[b >> 4]) +
                         std::string(1, "0123456789ABCDEF"[b & 15]));
     }
     sym[i] = {id, static_cast<int32_t>(i) - 1, static_cast<int32_t>(i + 1)};
@@ -198,7 +201,8 @@ Status BpeTokenizer::bpe(std::string_view word, std::vector<int32_t>* out) const
     heap.pop();
     Sym& l = sym[static_cast<size_t>(c.left)];
     // Stale when either side changed since the candidate was pushed.
-    if (l.id != c.left_id || l.next != c.right || sym[static_cast<size_t>(c.right)].id != c.right_id) continue;
+    if (l.id != c.left_id || l.next != c.right || sym[static_cast<size_t>(c.right)].id != c.right_id)
+      continue;
     Sym& r = sym[static_cast<size_t>(c.right)];
     l.id = c.merged;
     l.next = r.next;
@@ -207,12 +211,15 @@ Status BpeTokenizer::bpe(std::string_view word, std::vector<int32_t>* out) const
     consider(l.prev);
     consider(c.left);
   }
-  for (int32_t i = 0; i < count; i = sym[static_cast<size_t>(i)].next) out->push_back(sym[static_cast<size_t>(i)].id);
+  for (int32_t i = 0; i < count; i = sym[static_cast<size_t>(i)].next)
+    out->push_back(sym[static_cast<size_t>(i)].id);
   return Status::success();
 }
 
 }  // namespace
 
-Result<std::unique_ptr<Tokenizer>> make_bpe_tokenizer(const BpeVocab& vocab) { return BpeTokenizer::create(vocab); }
+Result<std::unique_ptr<Tokenizer>> make_bpe_tokenizer(const BpeVocab& vocab) {
+  return BpeTokenizer::create(vocab);
+}
 
 }  // namespace qc

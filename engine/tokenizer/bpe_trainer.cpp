@@ -15,8 +15,12 @@ namespace {
 uint64_t pair_key(int32_t a, int32_t b) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
 }
-int32_t left_of(uint64_t k) { return static_cast<int32_t>(k >> 32); }
-int32_t right_of(uint64_t k) { return static_cast<int32_t>(k & 0xFFFFFFFFu); }
+int32_t left_of(uint64_t k) {
+  return static_cast<int32_t>(k >> 32);
+}
+int32_t right_of(uint64_t k) {
+  return static_cast<int32_t>(k & 0xFFFFFFFFu);
+}
 
 struct Word {
   std::vector<int32_t> syms;
@@ -52,7 +56,7 @@ class Trainer {
         if (now > 0) heap_.push({now, e.pair});
         continue;
       }
-      if (now < min_count_) break;   // the best pair is too rare: done
+      if (now < min_count_) break;  // the best pair is too rare: done
       merge(e.pair);
       merges.push_back(tokens_[static_cast<size_t>(left_of(e.pair))] + " " +
                        tokens_[static_cast<size_t>(right_of(e.pair))]);
@@ -90,7 +94,8 @@ class Trainer {
   }
   void remove_pairs(int32_t w) {
     const Word& word = words_[static_cast<size_t>(w)];
-    for (size_t i = 0; i + 1 < word.syms.size(); ++i) counts_[pair_key(word.syms[i], word.syms[i + 1])] -= word.count;
+    for (size_t i = 0; i + 1 < word.syms.size(); ++i)
+      counts_[pair_key(word.syms[i], word.syms[i + 1])] -= word.count;
   }
 
   void merge(uint64_t pair) {
@@ -146,7 +151,8 @@ Result<BpeVocab> train_bpe(std::string_view corpus, const BpeTrainOptions& o) {
     return make_error("BPE training: n_merges must be in [0, 4194304], got " + std::to_string(o.n_merges));
   }
   if (o.min_pair_count < 1) {
-    return make_error("BPE training: min_pair_count must be at least 1, got " + std::to_string(o.min_pair_count));
+    return make_error("BPE training: min_pair_count must be at least 1, got " +
+                      std::to_string(o.min_pair_count));
   }
   QC_ASSIGN(const auto pre, PreTokenizer::create(o.pre));
   SpecialMatcher specials;

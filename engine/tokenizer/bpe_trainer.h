@@ -10,16 +10,18 @@
 #include "tokenizer/tokenizer.h"
 
 namespace qc {
-namespace gguf { class Writer; }
+namespace gguf {
+class Writer;
+}
 
 // <|endoftext|>, <|im_start|>, <|im_end|>, <think>, </think>: the ChatML specials, in this order.
 std::vector<std::string> chatml_special_tokens();
 
 struct BpeTrainOptions {
-  int n_merges = 1000;        // upper bound: training stops earlier when no pair occurs min_pair_count times
+  int n_merges = 1000;         // upper bound: training stops earlier when no pair occurs min_pair_count times
   std::string pre = "qwen35";  // pre-tokenizer name (see pretokenizer.h)
   std::vector<std::string> special_tokens = chatml_special_tokens();  // appended as control tokens
-  int min_pair_count = 2;     // a pair seen fewer times (weighted by word counts) is not merged
+  int min_pair_count = 2;  // a pair seen fewer times (weighted by word counts) is not merged
 };
 
 // Tokens: the 256 byte tokens in GPT-2 mapped form (id == byte value), then one token per merge in merge

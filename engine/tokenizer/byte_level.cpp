@@ -7,7 +7,9 @@
 namespace qc::byte_level {
 namespace {
 
-constexpr bool printable(int b) { return (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE; }
+constexpr bool printable(int b) {
+  return (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+}
 
 // The 68 non-printable bytes in increasing order; code 0x100 + n maps back to kShifted[n].
 constexpr std::array<uint8_t, 68> shifted_bytes() {
@@ -23,14 +25,17 @@ constexpr std::array<uint8_t, 68> kShifted = shifted_bytes();
 constexpr std::array<uint16_t, 256> byte_codes() {
   std::array<uint16_t, 256> a{};
   uint16_t n = 0;
-  for (int b = 0; b < 256; ++b) a[static_cast<size_t>(b)] = printable(b) ? static_cast<uint16_t>(b) : 0x100 + n++;
+  for (int b = 0; b < 256; ++b)
+    a[static_cast<size_t>(b)] = printable(b) ? static_cast<uint16_t>(b) : 0x100 + n++;
   return a;
 }
 constexpr std::array<uint16_t, 256> kCodes = byte_codes();
 
 }  // namespace
 
-uint32_t byte_to_code(uint8_t byte) { return kCodes[byte]; }
+uint32_t byte_to_code(uint8_t byte) {
+  return kCodes[byte];
+}
 
 int code_to_byte(uint32_t code) {
   if (code < 0x100) return printable(static_cast<int>(code)) ? static_cast<int>(code) : -1;

@@ -45,7 +45,8 @@ std::string_view trim_newlines(std::string_view s) {
 
 }  // namespace
 
-std::vector<ChatPiece> render_chatml_pieces(const std::vector<ChatMessage>& messages, const ChatRenderOptions& o) {
+std::vector<ChatPiece> render_chatml_pieces(const std::vector<ChatMessage>& messages,
+                                            const ChatRenderOptions& o) {
   Builder b;
   if (!o.system_prompt.empty() && (messages.empty() || messages.front().role != "system")) {
     b.turn("system", {}, o.system_prompt);
@@ -153,8 +154,7 @@ std::string_view chatml_jinja_template() {
     {%- else %}
         {{- '<think>\n' }}
     {%- endif %}
-{%- endif %}
-)jinja";
+{%- endif %})jinja";
 }
 
 }  // namespace qc

@@ -1,9 +1,10 @@
 // ChatML: the conversation -> prompt text / tokens, and a generated reply -> thinking + content.
 //
 // Per turn `<|im_start|>{role}\n{content}<|im_end|>\n`; an optional system prompt first; the generation
-// prompt `<|im_start|>assistant\n<think>\n` with thinking on, `<|im_start|>assistant\n<think>\n\n</think>\n\n`
-// with it off. Earlier assistant turns lose their thinking unless keep_history_thinking is set, which
-// writes them as `<think>\n{thinking}\n</think>\n\n{content}` (QWEN35.md section 7).
+// prompt `<|im_start|>assistant\n<think>\n` with thinking on,
+// `<|im_start|>assistant\n<think>\n\n</think>\n\n` with it off. Earlier assistant turns lose their thinking
+// unless keep_history_thinking is set, which writes them as `<think>\n{thinking}\n</think>\n\n{content}`
+// (QWEN35.md section 7).
 #pragma once
 
 #include <string>
@@ -16,14 +17,14 @@
 namespace qc {
 
 struct ChatMessage {
-  std::string role;      // "system", "user", "assistant" (any other role is written as given)
+  std::string role;  // "system", "user", "assistant" (any other role is written as given)
   std::string content;
   std::string thinking;  // assistant turns: the reasoning, without the <think> markers
 };
 
 struct ChatRenderOptions {
-  std::string system_prompt;          // a system turn written first (unless messages start with one)
-  bool thinking = true;               // the generation prompt opens a think block (off: an empty one)
+  std::string system_prompt;           // a system turn written first (unless messages start with one)
+  bool thinking = true;                // the generation prompt opens a think block (off: an empty one)
   bool keep_history_thinking = false;  // earlier assistant turns keep their thinking
   bool add_generation_prompt = true;
 };
@@ -35,7 +36,8 @@ struct ChatPiece {
   bool special = false;
 };
 
-std::vector<ChatPiece> render_chatml_pieces(const std::vector<ChatMessage>& messages, const ChatRenderOptions& options);
+std::vector<ChatPiece> render_chatml_pieces(const std::vector<ChatMessage>& messages,
+                                            const ChatRenderOptions& options);
 std::string render_chatml(const std::vector<ChatMessage>& messages, const ChatRenderOptions& options);
 
 // Tokens of the prompt. Only the markup's special pieces become special tokens (looked up with

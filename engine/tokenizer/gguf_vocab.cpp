@@ -26,14 +26,14 @@ Result<std::vector<int32_t>> token_types(const gguf::File& f, size_t n_tokens) {
   if (!f.find(key)) return std::vector<int32_t>{};
   QC_ASSIGN(const std::vector<int64_t> raw, f.get_ints(key));
   if (raw.size() != n_tokens) {
-    return make_error(f.path() + ": " + key + ": expected " + std::to_string(n_tokens) + " entries (one per token), got " +
-                      std::to_string(raw.size()));
+    return make_error(f.path() + ": " + key + ": expected " + std::to_string(n_tokens) +
+                      " entries (one per token), got " + std::to_string(raw.size()));
   }
   std::vector<int32_t> out(raw.size());
   for (size_t i = 0; i < raw.size(); ++i) {
     if (raw[i] < 1 || raw[i] > 6) {
-      return make_error(f.path() + ": " + key + "[" + std::to_string(i) + "]: expected a token type 1..6, got " +
-                        std::to_string(raw[i]));
+      return make_error(f.path() + ": " + key + "[" + std::to_string(i) +
+                        "]: expected a token type 1..6, got " + std::to_string(raw[i]));
     }
     out[i] = static_cast<int32_t>(raw[i]);
   }
@@ -124,7 +124,8 @@ void write_bpe_vocab_metadata(gguf::Writer& w, const BpeVocab& v, std::string_vi
   if (v.pad >= 0) w.set("tokenizer.ggml.padding_token_id", gguf::Value::of_u32(static_cast<uint32_t>(v.pad)));
   if (v.eot >= 0) w.set("tokenizer.ggml.eot_token_id", gguf::Value::of_u32(static_cast<uint32_t>(v.eot)));
   w.set("tokenizer.ggml.add_bos_token", gguf::Value::of_bool(false));
-  if (!chat_template.empty()) w.set("tokenizer.chat_template", gguf::Value::of_string(std::string(chat_template)));
+  if (!chat_template.empty())
+    w.set("tokenizer.chat_template", gguf::Value::of_string(std::string(chat_template)));
 }
 
 }  // namespace qc

@@ -28,7 +28,8 @@ Result<std::string> split_regex(const json& pre, const std::string& src) {
   if (!list.is_array() || list.size() != 2) return bad("expected a Sequence of [Split, ByteLevel]");
   const json& split = list[0];
   const json& bytes = list[1];
-  if (split.value("type", "") != "Split") return bad("first step is \"" + split.value("type", "") + "\", not Split");
+  if (split.value("type", "") != "Split")
+    return bad("first step is \"" + split.value("type", "") + "\", not Split");
   if (bytes.value("type", "") != "ByteLevel") {
     return bad("second step is \"" + bytes.value("type", "") + "\", not ByteLevel");
   }
@@ -51,8 +52,9 @@ Result<BpeVocab> parse(const json& j, const std::string& src) {
   if (!model.is_object()) return make_error(src + ": no \"model\" object");
   const std::string type = model.value("type", "BPE");
   if (type != "BPE") {
-    return make_error(src + ": model.type: expected \"BPE\", got \"" + type + "\"",
-                      "only byte-level BPE tokenizer.json files are supported; SentencePiece models load from .model");
+    return make_error(
+        src + ": model.type: expected \"BPE\", got \"" + type + "\"",
+        "only byte-level BPE tokenizer.json files are supported; SentencePiece models load from .model");
   }
   if (model.contains("dropout") && !model["dropout"].is_null()) {
     return make_error(src + ": model.dropout is set; BPE dropout is not supported");
@@ -69,7 +71,8 @@ Result<BpeVocab> parse(const json& j, const std::string& src) {
   }
 
   BpeVocab v;
-  QC_ASSIGN(const std::string regex, split_regex(j.contains("pre_tokenizer") ? j["pre_tokenizer"] : json(), src));
+  QC_ASSIGN(const std::string regex,
+            split_regex(j.contains("pre_tokenizer") ? j["pre_tokenizer"] : json(), src));
   v.pre = std::string(pretokenizer_for_regex(regex));
   if (v.pre.empty()) {
     return make_error(src + ": pre_tokenizer Split regex is not one we implement: " + regex +
@@ -80,12 +83,13 @@ Result<BpeVocab> parse(const json& j, const std::string& src) {
   // id -> (text, type); vocabulary first, added tokens override the type of an id they share.
   std::map<int64_t, std::pair<std::string, TokenType>> by_id;
   const auto put = [&](int64_t id, const std::string& text, TokenType t, const char* where) -> Status {
-    if (id < 0 || id >= INT32_MAX) return make_error(src + ": " + where + " \"" + text + "\": bad id " + std::to_string(id));
+    if (id < 0 || id >= INT32_MAX)
+      return make_error(src + ": " + where + " \"" + text + "\": bad id " + std::to_string(id));
     auto [it, fresh] = by_id.emplace(id, std::pair{text, t});
     if (!fresh) {
       if (it->second.first != text) {
-        return make_error(src + ": id " + std::to_string(id) + " is both \"" + it->second.first + "\" and \"" +
-                          text + "\"");
+        return make_error(src + ": id " + std::to_string(id) + " is both \"" + it->second.first +
+                          "\" and \"" + text + "\"");
       }
       it->second.second = t;
     }
@@ -94,7 +98,8 @@ Result<BpeVocab> parse(const json& j, const std::string& src) {
   const json& vocab = model.contains("vocab") ? model["vocab"] : json();
   if (!vocab.is_object()) return make_error(src + ": model.vocab: expected an object of token -> id");
   for (const auto& [text, id] : vocab.items()) {
-    if (!id.is_number_integer()) return make_error(src + ": model.vocab[\"" + text + "\"]: id is not an integer");
+    if (!id.is_number_integer())
+      return make_error(src + ": model.vocab[\"" + text + "\"]: id is not an integer");
     QC_TRY(put(id.get<int64_t>(), text, TokenType::kNormal, "model.vocab"));
   }
   const json& added = j.contains("added_tokens") ? j["added_tokens"] : json::array();
@@ -107,7 +112,8 @@ Result<BpeVocab> parse(const json& j, const std::string& src) {
     const std::string content = a["content"].get<std::string>();
     for (const char* flag : {"lstrip", "rstrip", "single_word"}) {
       if (a.value(flag, false)) {
-        return make_error(src + ": added token \"" + content + "\" sets " + flag + ", which is not supported");
+        return make_error(src + ": added token \"" + content + "\" sets " + flag +
+                          ", which is not supported");
       }
     }
     const TokenType t = a.value("special", false) ? TokenType::kControl : TokenType::kUserDefined;
@@ -135,11 +141,13 @@ Result<BpeVocab> parse(const json& j, const std::string& src) {
       const std::string a = m[0].get<std::string>(), b = m[1].get<std::string>();
       // GGUF joins the pair with a space, so a part holding one could not be stored either.
       if (a.empty() || b.empty() || a.find(' ') != std::string::npos || b.find(' ') != std::string::npos) {
-        return make_error(src + ": model.merges[" + std::to_string(r) + "]: parts must be non-empty, without spaces");
+        return make_error(src + ": model.merges[" + std::to_string(r) +
+                          "]: parts must be non-empty, without spaces");
       }
       v.merges.push_back(a + " " + b);
     } else {
-      return make_error(src + ": model.merges[" + std::to_string(r) + "]: expected \"a b\" or [\"a\", \"b\"]");
+      return make_error(src + ": model.merges[" + std::to_string(r) +
+                        "]: expected \"a b\" or [\"a\", \"b\"]");
     }
   }
   return v;

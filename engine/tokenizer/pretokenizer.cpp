@@ -23,7 +23,9 @@ constexpr std::array<Named, 2> kPreTokenizers = {{
      R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
 }};
 
-pcre2_code* as_code(void* p) { return static_cast<pcre2_code*>(p); }
+pcre2_code* as_code(void* p) {
+  return static_cast<pcre2_code*>(p);
+}
 
 std::string pcre2_message(int code) {
   std::array<PCRE2_UCHAR, 256> buf{};
@@ -56,16 +58,17 @@ std::string supported_pretokenizers() {
 Result<std::unique_ptr<PreTokenizer>> PreTokenizer::create(std::string_view name) {
   const std::string_view regex = pretokenizer_regex(name);
   if (regex.empty()) {
-    return make_error("unknown pre-tokenizer \"" + std::string(name) + "\" (supported: " +
-                      supported_pretokenizers() + ")");
+    return make_error("unknown pre-tokenizer \"" + std::string(name) +
+                      "\" (supported: " + supported_pretokenizers() + ")");
   }
   int err = 0;
   PCRE2_SIZE offset = 0;
   pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(regex.data()), regex.size(),
                                    PCRE2_UTF | PCRE2_UCP, &err, &offset, nullptr);
   if (!code) {
-    return make_error("pre-tokenizer \"" + std::string(name) + "\": PCRE2 cannot compile its regex at offset " +
-                      std::to_string(offset) + ": " + pcre2_message(err));
+    return make_error("pre-tokenizer \"" + std::string(name) +
+                      "\": PCRE2 cannot compile its regex at offset " + std::to_string(offset) + ": " +
+                      pcre2_message(err));
   }
   // JIT is 3-10x faster on these patterns; without JIT support pcre2_match interprets.
   pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
@@ -75,7 +78,9 @@ Result<std::unique_ptr<PreTokenizer>> PreTokenizer::create(std::string_view name
   return p;
 }
 
-PreTokenizer::~PreTokenizer() { pcre2_code_free(as_code(code_)); }
+PreTokenizer::~PreTokenizer() {
+  pcre2_code_free(as_code(code_));
+}
 
 Status PreTokenizer::split(std::string_view text, std::vector<std::string_view>* out) const {
   pcre2_code* code = as_code(code_);
@@ -84,7 +89,7 @@ Status PreTokenizer::split(std::string_view text, std::vector<std::string_view>*
       pcre2_match_data_create_from_pattern(code, nullptr), pcre2_match_data_free);
   if (!md) return make_error("pre-tokenizer " + name_ + ": out of memory for PCRE2 match data");
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-  size_t pos = 0;  // start of the next search
+  size_t pos = 0;      // start of the next search
   size_t emitted = 0;  // end of the last pre-token
   while (pos < text.size()) {
     int rc = pcre2_match(code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, md.get(), nullptr);

@@ -14,7 +14,9 @@ void put_varint(std::string* out, uint64_t v) {
   }
   out->push_back(static_cast<char>(v));
 }
-void put_tag(std::string* out, uint32_t field, uint32_t wire) { put_varint(out, (uint64_t{field} << 3) | wire); }
+void put_tag(std::string* out, uint32_t field, uint32_t wire) {
+  put_varint(out, (uint64_t{field} << 3) | wire);
+}
 void put_int(std::string* out, uint32_t field, int64_t v) {  // int32/enum/bool: negatives take 10 bytes
   put_tag(out, field, 0);
   put_varint(out, static_cast<uint64_t>(v));
@@ -36,7 +38,7 @@ void put_float(std::string* out, uint32_t field, float f) {
 struct Field {
   uint32_t number = 0;
   uint32_t wire = 0;
-  uint64_t value = 0;     // varint, fixed32, fixed64
+  uint64_t value = 0;      // varint, fixed32, fixed64
   std::string_view bytes;  // length-delimited
 };
 
@@ -50,9 +52,12 @@ class Reader {
     f->number = static_cast<uint32_t>(key >> 3);
     f->wire = static_cast<uint32_t>(key & 7);
     switch (f->wire) {
-      case 0: return varint(&f->value);
-      case 1: return fixed(8, &f->value);
-      case 5: return fixed(4, &f->value);
+      case 0:
+        return varint(&f->value);
+      case 1:
+        return fixed(8, &f->value);
+      case 5:
+        return fixed(4, &f->value);
       case 2: {
         uint64_t n = 0;
         if (!varint(&n) || n > b_.size() - i_) return false;
@@ -60,7 +65,8 @@ class Reader {
         i_ += n;
         return true;
       }
-      default: return false;  // groups (3, 4) are not used by sentencepiece
+      default:
+        return false;  // groups (3, 4) are not used by sentencepiece
     }
   }
 
@@ -86,7 +92,9 @@ class Reader {
   size_t i_ = 0;
 };
 
-int32_t as_int32(uint64_t v) { return static_cast<int32_t>(static_cast<int64_t>(v)); }
+int32_t as_int32(uint64_t v) {
+  return static_cast<int32_t>(static_cast<int64_t>(v));
+}
 
 }  // namespace
 
@@ -103,8 +111,9 @@ std::string build_spm_model_proto(const SpmVocab& v) {
     put_bytes(&out, 1, p);
   }
   const auto piece_or = [&](int32_t id, std::string_view fallback) {
-    return id >= 0 && static_cast<size_t>(id) < v.pieces.size() ? std::string_view(v.pieces[static_cast<size_t>(id)])
-                                                                 : fallback;
+    return id >= 0 && static_cast<size_t>(id) < v.pieces.size()
+               ? std::string_view(v.pieces[static_cast<size_t>(id)])
+               : fallback;
   };
   int32_t unk = -1;
   for (size_t i = 0; i < v.types.size() && unk < 0; ++i) {
@@ -132,12 +141,15 @@ std::string build_spm_model_proto(const SpmVocab& v) {
   return out;
 }
 
-Result<SpmVocab> parse_spm_model_proto(std::string_view bytes, const std::string& src, std::string* normalizer) {
+Result<SpmVocab> parse_spm_model_proto(std::string_view bytes, const std::string& src,
+                                       std::string* normalizer) {
   SpmVocab v;
   v.unigram = true;  // the proto default
   v.bos = 1, v.eos = 2, v.pad = -1;
   v.add_space_prefix = true, v.remove_extra_whitespaces = true;
-  const auto bad = [&](const std::string& what) { return make_error(src + ": not a SentencePiece model: " + what); };
+  const auto bad = [&](const std::string& what) {
+    return make_error(src + ": not a SentencePiece model: " + what);
+  };
   Reader top(bytes);
   Field f;
   while (!top.done()) {

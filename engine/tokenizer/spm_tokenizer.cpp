@@ -147,7 +147,8 @@ Result<std::unique_ptr<Tokenizer>> make_spm_tokenizer(const SpmVocab& v) {
   }
   if ((!v.scores.empty() && v.scores.size() != n) || (!v.types.empty() && v.types.size() != n)) {
     return make_error("SentencePiece vocabulary: " + std::to_string(n) + " pieces but " +
-                      std::to_string(v.scores.size()) + " scores and " + std::to_string(v.types.size()) + " types");
+                      std::to_string(v.scores.size()) + " scores and " + std::to_string(v.types.size()) +
+                      " types");
   }
   for (size_t i = 0; i < v.types.size(); ++i) {
     if (v.types[i] < 1 || v.types[i] > 6) {

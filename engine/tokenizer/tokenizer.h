@@ -5,7 +5,8 @@
 // - Invalid UTF-8 in the input is replaced before anything else runs: each maximal subpart of an
 //   ill-formed sequence becomes one U+FFFD (Unicode 15 section 3.9 "best practice", the rule of Rust's
 //   String::from_utf8_lossy, which Hugging Face tokenizers use, and of Python's errors="replace"). So
-//   decode(encode(s)) == utf8_lossy(s), and == s for valid UTF-8.
+//   decode(encode(s)) == utf8_lossy(s), and == s for valid UTF-8 (for SentencePiece only when the
+//   normalizer is the identity, whitespace is kept and byte fallback covers every character).
 // - With `parse_special` on, the text of every control and user-defined token ("<|im_start|>",
 //   "<think>") is matched whole, longest first, left to right, before the pre-tokenizer runs; with it off
 //   no special token can come out of text (SentencePiece's own user-defined symbols excepted: the library
@@ -22,16 +23,18 @@
 #include "qwenchat/result.h"
 
 namespace qc {
-namespace gguf { class File; }
+namespace gguf {
+class File;
+}
 
 // Ids the chat layer needs; -1 when the vocabulary has no such token.
 struct SpecialTokens {
   int32_t bos = -1;
-  int32_t eos = -1;           // <|endoftext|> or </s>
-  int32_t im_start = -1;      // <|im_start|>
-  int32_t im_end = -1;        // <|im_end|>
-  int32_t think_begin = -1;   // <think>
-  int32_t think_end = -1;     // </think>
+  int32_t eos = -1;          // <|endoftext|> or </s>
+  int32_t im_start = -1;     // <|im_start|>
+  int32_t im_end = -1;       // <|im_end|>
+  int32_t think_begin = -1;  // <think>
+  int32_t think_end = -1;    // </think>
   int32_t pad = -1;
   std::vector<int32_t> stop;  // generation stops on any of these (im_end, eos, <|endoftext|>, eot)
 };
@@ -43,7 +46,7 @@ enum class TokenType : int32_t {
   kControl = 3,      // special tokens: <|im_start|>, <|endoftext|>, </s>
   kUserDefined = 4,  // added tokens that are not "special" in Hugging Face terms: <think>
   kUnused = 5,
-  kByte = 6,         // SentencePiece byte-fallback pieces <0xNN>
+  kByte = 6,  // SentencePiece byte-fallback pieces <0xNN>
 };
 
 class Tokenizer {
@@ -61,12 +64,12 @@ class Tokenizer {
   virtual std::string decode(const std::vector<int32_t>& ids) const;
   virtual int n_vocab() const = 0;
   virtual const SpecialTokens& special() const = 0;
-  virtual bool is_control(int32_t id) const = 0;  // special tokens shown only in debug views
+  virtual bool is_control(int32_t id) const = 0;       // special tokens shown only in debug views
   virtual TokenType token_type(int32_t id) const = 0;  // kUnused for an id out of range
   // Id of the control or user-defined token whose text is exactly `text`, -1 if none. The chat layer
   // uses it to place template markup tokens without parsing specials in user content.
   virtual int32_t special_id(std::string_view text) const = 0;
-  virtual std::string kind() const = 0;           // "bpe/qwen35", "sentencepiece"
+  virtual std::string kind() const = 0;  // "bpe/qwen35", "sentencepiece"
 };
 
 // ---- Byte-level BPE ----
@@ -74,28 +77,30 @@ class Tokenizer {
 // A byte-level BPE vocabulary as GGUF stores it. Normal tokens are written in the GPT-2 byte->unicode
 // mapped form ("Ġhello" for " hello"); control and user-defined tokens as their plain text.
 struct BpeVocab {
-  std::vector<std::string> tokens;   // id -> text
-  std::vector<std::string> merges;   // "left right", rank = index (lower merges first)
-  std::vector<int32_t> token_types;  // TokenType per token; empty = all normal
-  std::string pre;                   // pre-tokenizer name: "qwen35" or "qwen2"
+  std::vector<std::string> tokens;                 // id -> text
+  std::vector<std::string> merges;                 // "left right", rank = index (lower merges first)
+  std::vector<int32_t> token_types;                // TokenType per token; empty = all normal
+  std::string pre;                                 // pre-tokenizer name: "qwen35" or "qwen2"
   int32_t bos = -1, eos = -1, pad = -1, eot = -1;  // from the file; eos -1 = look up <|endoftext|>
   // tokenizer.json `ignore_merges`: a pre-token that is itself a token is not split (Llama-3 style).
   bool ignore_merges = false;
 };
 
-// Validates the vocabulary (sizes, types, merges whose parts or result are not tokens, duplicate
-// special texts, the pre-tokenizer name) and compiles the pre-tokenizer regex once.
+// Validates the vocabulary (sizes, token types, special ids in range, merges whose parts or result are
+// not tokens, the pre-tokenizer name) and compiles the pre-tokenizer regex once. A text that appears
+// twice keeps its first id. Encoding a byte that has no token is an error at encode time (never a
+// crash); vocabularies with all 256 byte tokens, as GPT-2 / Qwen have, never hit it.
 Result<std::unique_ptr<Tokenizer>> make_bpe_tokenizer(const BpeVocab& vocab);
 
 // ---- SentencePiece ----
 
 struct SpmVocab {
-  std::vector<std::string> pieces;   // "▁hello", "<0x0A>", "<s>"
-  std::vector<float> scores;         // empty = all 0
-  std::vector<int32_t> types;        // TokenType per piece; empty = all normal
-  bool unigram = false;              // model type: false = BPE (GGUF `llama`), true = unigram
+  std::vector<std::string> pieces;  // "▁hello", "<0x0A>", "<s>"
+  std::vector<float> scores;        // empty = all 0
+  std::vector<int32_t> types;       // TokenType per piece; empty = all normal
+  bool unigram = false;             // model type: false = BPE (GGUF `llama`), true = unigram
   int32_t bos = -1, eos = -1, pad = -1;
-  bool add_space_prefix = true;      // tokenizer.ggml.add_space_prefix (normalizer add_dummy_prefix)
+  bool add_space_prefix = true;  // tokenizer.ggml.add_space_prefix (normalizer add_dummy_prefix)
   bool remove_extra_whitespaces = false;
 };
 

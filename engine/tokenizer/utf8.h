@@ -12,9 +12,9 @@ enum class Scan { kValid, kInvalid, kTruncated };
 
 struct Char {
   Scan scan = Scan::kValid;
-  size_t length = 0;   // kValid: the character; kInvalid: the maximal ill-formed subpart (>= 1);
-                       // kTruncated: a well-formed prefix that the end of the input cut short
-  uint32_t code = 0;   // the code point (kValid only)
+  size_t length = 0;  // kValid: the character; kInvalid: the maximal ill-formed subpart (>= 1);
+                      // kTruncated: a well-formed prefix that the end of the input cut short
+  uint32_t code = 0;  // the code point (kValid only)
 };
 
 // Reads the character starting at s[i] (i < s.size()), following Unicode table 3-7 of well-formed

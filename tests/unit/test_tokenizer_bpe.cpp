@@ -31,24 +31,24 @@ BpeVocab hand_vocab(const std::vector<std::string>& merges,
 
 // "Ġ" is the mapped space.
 const std::vector<std::string> kHelloMerges = {
-    "h e",        // 256 he
-    "l l",        // 257 ll
-    "he ll",      // 258 hell
-    "hell o",     // 259 hello
-    "\xC4\xA0 w",  // 260 Ġw
-    "o r",        // 261 or
-    "\xC4\xA0w or",  // 262 Ġwor
-    "l d",        // 263 ld
+    "h e",             // 256 he
+    "l l",             // 257 ll
+    "he ll",           // 258 hell
+    "hell o",          // 259 hello
+    "\xC4\xA0 w",      // 260 Ġw
+    "o r",             // 261 or
+    "\xC4\xA0w or",    // 262 Ġwor
+    "l d",             // 263 ld
     "\xC4\xA0wor ld",  // 264 Ġworld
-    "a a",        // 265 aa
+    "a a",             // 265 aa
 };
 const std::vector<std::pair<std::string, TokenType>> kSpecials = {
-    {"<|endoftext|>", TokenType::kControl},   // 266
-    {"<|im_start|>", TokenType::kControl},    // 267
-    {"<|im_end|>", TokenType::kControl},      // 268
-    {"<think>", TokenType::kUserDefined},     // 269
-    {"</think>", TokenType::kUserDefined},    // 270
-    {"<tool>", TokenType::kUserDefined},      // 271
+    {"<|endoftext|>", TokenType::kControl},      // 266
+    {"<|im_start|>", TokenType::kControl},       // 267
+    {"<|im_end|>", TokenType::kControl},         // 268
+    {"<think>", TokenType::kUserDefined},        // 269
+    {"</think>", TokenType::kUserDefined},       // 270
+    {"<tool>", TokenType::kUserDefined},         // 271
     {"<tool></tool>", TokenType::kUserDefined},  // 272: longer match wins over <tool>
 };
 
@@ -74,9 +74,9 @@ TEST(TokenizerBpe, HandCheckedMerges) {
   EXPECT_EQ(enc(*t, "hello world"), (Ids{259, 264}));
   EXPECT_EQ(enc(*t, "hell"), (Ids{258}));
   EXPECT_EQ(enc(*t, "help"), (Ids{256, 'l', 'p'}));
-  EXPECT_EQ(enc(*t, "Hello"), (Ids{'H', 'e', 257, 'o'}));    // no "H e" merge
-  EXPECT_EQ(enc(*t, "aaaaa"), (Ids{265, 265, 'a'}));         // equal ranks: leftmost first
-  EXPECT_EQ(enc(*t, "world"), (Ids{'w', 261, 263}));         // no leading space: no Ġw
+  EXPECT_EQ(enc(*t, "Hello"), (Ids{'H', 'e', 257, 'o'}));  // no "H e" merge
+  EXPECT_EQ(enc(*t, "aaaaa"), (Ids{265, 265, 'a'}));       // equal ranks: leftmost first
+  EXPECT_EQ(enc(*t, "world"), (Ids{'w', 261, 263}));       // no leading space: no Ġw
   EXPECT_EQ(enc(*t, "caf\xC3\xA9"), (Ids{'c', 'a', 'f', 0xC3, 0xA9}));
   EXPECT_EQ(enc(*t, ""), Ids{});
 }
@@ -131,34 +131,85 @@ TEST(TokenizerBpe, InvalidUtf8BecomesReplacementCharacter) {
   auto t = make(hand_vocab(kHelloMerges, kSpecials));
   ASSERT_TRUE(t);
   // "a\xFF" "b" -> "a", U+FFFD "b" (EF BF BD 62).
-  EXPECT_EQ(enc(*t, "a\xFF" "b"), (Ids{'a', 0xEF, 0xBF, 0xBD, 'b'}));
-  EXPECT_EQ(t->decode(enc(*t, "a\xFF" "b")), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(enc(*t,
+                "a\xFF"
+                "b"),
+            (Ids{'a', 0xEF, 0xBF, 0xBD, 'b'}));
+  EXPECT_EQ(t->decode(enc(*t,
+                          "a\xFF"
+                          "b")),
+            "a\xEF\xBF\xBD"
+            "b");
 }
 
 TEST(TokenizerBpe, DecodeEncodeRoundTrips) {
   auto t = make(hand_vocab(kHelloMerges, kSpecials));
   ASSERT_TRUE(t);
   const std::vector<std::string> fixed = {
-      "hello world", "  leading and trailing  ", "tabs\tand\nnewlines\r\n\r\n", "I'M can't WON'T",
+      "hello world",
+      "  leading and trailing  ",
+      "tabs\tand\nnewlines\r\n\r\n",
+      "I'M can't WON'T",
       "\xE4\xBD\xA0\xE5\xA5\xBD\xEF\xBC\x8C\xE4\xB8\x96\xE7\x95\x8C",
-      "\xF0\x9F\x91\xA8\xE2\x80\x8D\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x91\xA7", "x = a[i] ** 2; // 12345",
-      "cafe\xCC\x81", "<|im_end|> typed by a user", std::string("nul\0byte", 8), "\x80\x81 bad \xC3",
-      "\xED\xA0\x80 surrogate", "\xF0\x9F\x98 cut emoji"};
+      "\xF0\x9F\x91\xA8\xE2\x80\x8D\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x91\xA7",
+      "x = a[i] ** 2; // 12345",
+      "cafe\xCC\x81",
+      "<|im_end|> typed by a user",
+      std::string("nul\0byte", 8),
+      "\x80\x81 bad \xC3",
+      "\xED\xA0\x80 surrogate",
+      "\xF0\x9F\x98 cut emoji"};
   for (const std::string& s : fixed) {
     EXPECT_EQ(t->decode(enc(*t, s, false)), utf8_lossy(s)) << s;
     EXPECT_EQ(t->decode(enc(*t, s, true)), utf8_lossy(s)) << s;
   }
   // Random strings over a pool of awkward pieces (seeded).
   std::mt19937 rng(42);
-  const std::string pool[] = {"a",  "e", "hello", " ", "  ", "\n", "\r\n", "\t", "'s", "'LL", "7",   "42",
-                              "<", "|", "<|im_end|>", "<think>", "\xC3\xA9", "\xCC\x81", "\xE4\xBD\xA0",
-                              "\xF0\x9F\x98\x80", "\xE2\x80\x8D", "\x80", "\xFF", "\xF0\x9F", "!", "?."};
+  const std::string pool[] = {"a",
+                              "e",
+                              "hello",
+                              " ",
+                              "  ",
+                              "\n",
+                              "\r\n",
+                              "\t",
+                              "'s",
+                              "'LL",
+                              "7",
+                              "42",
+                              "<",
+                              "|",
+                              "<|im_end|>",
+                              "<think>",
+                              "\xC3\xA9",
+                              "\xCC\x81",
+                              "\xE4\xBD\xA0",
+                              "\xF0\x9F\x98\x80",
+                              "\xE2\x80\x8D",
+                              "\x80",
+                              "\xFF",
+                              "\xF0\x9F",
+                              "!",
+                              "?."};
   for (int trial = 0; trial < 300; ++trial) {
     std::string s;
     const int parts = static_cast<int>(rng() % 20);
     for (int i = 0; i < parts; ++i) s += pool[rng() % std::size(pool)];
     ASSERT_EQ(t->decode(enc(*t, s, trial % 2 == 0)), utf8_lossy(s)) << "trial " << trial;
   }
+}
+
+TEST(TokenizerBpe, StreamedTokenBytesHoldTheSplitEmoji) {
+  // U+1F600 has no merge in this vocabulary: four byte tokens, each a partial character on its own.
+  auto t = make(hand_vocab(kHelloMerges, kSpecials));
+  ASSERT_TRUE(t);
+  const std::vector<int32_t> ids = enc(*t, "hello \xF0\x9F\x98\x80!");
+  ASSERT_EQ(ids, (Ids{259, ' ', 0xF0, 0x9F, 0x98, 0x80, '!'}));
+  Utf8Stream s;
+  std::vector<std::string> out;
+  for (const int32_t id : ids) out.push_back(s.push(t->token_bytes(id)));
+  EXPECT_EQ(out, (std::vector<std::string>{"hello", " ", "", "", "", "\xF0\x9F\x98\x80", "!"}));
+  EXPECT_EQ(s.flush(), "");
 }
 
 TEST(TokenizerBpe, IgnoreMergesTakesWholeWords) {

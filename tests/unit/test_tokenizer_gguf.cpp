@@ -24,7 +24,8 @@ BpeVocab trained() {
 }
 
 // Writes a metadata-only GGUF: `fill` sets the keys.
-std::unique_ptr<gguf::File> write_and_open(const TempDir& dir, const std::function<void(gguf::Writer&)>& fill) {
+std::unique_ptr<gguf::File> write_and_open(const TempDir& dir,
+                                           const std::function<void(gguf::Writer&)>& fill) {
   gguf::Writer w;
   fill(w);
   const std::string path = dir.file("vocab.gguf");
@@ -38,7 +39,8 @@ std::unique_ptr<gguf::File> write_and_open(const TempDir& dir, const std::functi
 TEST(TokenizerGguf, TrainedVocabularyRoundTrip) {
   TempDir dir;
   const BpeVocab v = trained();
-  auto f = write_and_open(dir, [&](gguf::Writer& w) { write_bpe_vocab_metadata(w, v, chatml_jinja_template()); });
+  auto f =
+      write_and_open(dir, [&](gguf::Writer& w) { write_bpe_vocab_metadata(w, v, chatml_jinja_template()); });
   ASSERT_TRUE(f);
   EXPECT_EQ(*f->get_string("tokenizer.ggml.model"), "gpt2");
   EXPECT_EQ(*f->get_string("tokenizer.ggml.pre"), "qwen35");
@@ -129,7 +131,8 @@ TEST(TokenizerGguf, MissingOrMismatchedKeys) {
   ASSERT_TRUE(no_model);
   t = load_tokenizer(*no_model);
   ASSERT_FALSE(t.ok());
-  EXPECT_NE(t.error().message.find("tokenizer.ggml.model is missing"), std::string::npos) << t.error().message;
+  EXPECT_NE(t.error().message.find("tokenizer.ggml.model is missing"), std::string::npos)
+      << t.error().message;
 }
 
 }  // namespace

@@ -24,7 +24,9 @@ struct Case {
 
 const Case kCases[] = {
     // Contractions in both cases (the (?i:...) group), attached to the previous word's split.
-    {"I'm sure you'LL see it's HE'S", {"I", "'m", " sure", " you", "'LL", " see", " it", "'s", " HE", "'S"}, {}},
+    {"I'm sure you'LL see it's HE'S",
+     {"I", "'m", " sure", " you", "'LL", " see", " it", "'s", " HE", "'S"},
+     {}},
     // Digits one per token; the space before a number stands alone.
     {"price: 12345 dollars", {"price", ":", " ", "1", "2", "3", "4", "5", " dollars"}, {}},
     // Decomposed accents (e + U+0301, a + U+0308): qwen35 keeps marks with letters, qwen2 cuts them off.
@@ -48,8 +50,8 @@ const Case kCases[] = {
     {"line1\r\n\r\nline2\n", {"line", "1", "\r\n\r\n", "line", "2", "\n"}, {}},
     // Code.
     {"for (int i = 0; i < n; ++i) {\n    x += a[i];\n}",
-     {"for", " (", "int", " i", " =", " ", "0", ";", " i", " <", " n", ";", " ++", "i", ")", " {\n", "   ", " x",
-      " +=", " a", "[i", "];\n", "}"},
+     {"for", " (", "int", " i",   " =",  " ",  "0",   ";",  " i", " <",   " n", ";",
+      " ++", "i",  ")",   " {\n", "   ", " x", " +=", " a", "[i", "];\n", "}"},
      {}},
     {"def f(x):\n\treturn x**2  # square",
      {"def", " f", "(x", "):\n", "\treturn", " x", "**", "2", " ", " #", " square"},
@@ -57,11 +59,21 @@ const Case kCases[] = {
     {"", {}, {}},
     {"   ", {"   "}, {}},
     // Non-ASCII letters and Greek.
-    {"\xC3\x9Cn\xC3\xAF" "c\xC3\xB6" "d\xC3\xA9 \xCE\x91\xCE\x92\xCE\x93 \xCE\xB4",
-     {"\xC3\x9Cn\xC3\xAF" "c\xC3\xB6" "d\xC3\xA9", " \xCE\x91\xCE\x92\xCE\x93", " \xCE\xB4"},
+    {"\xC3\x9Cn\xC3\xAF"
+     "c\xC3\xB6"
+     "d\xC3\xA9 \xCE\x91\xCE\x92\xCE\x93 \xCE\xB4",
+     {"\xC3\x9Cn\xC3\xAF"
+      "c\xC3\xB6"
+      "d\xC3\xA9",
+      " \xCE\x91\xCE\x92\xCE\x93", " \xCE\xB4"},
      {}},
     // U+FFFD (what invalid input becomes) is a symbol, not a letter.
-    {"ab\xEF\xBF\xBD" "cd", {"ab", "\xEF\xBF\xBD" "cd"}, {}},
+    {"ab\xEF\xBF\xBD"
+     "cd",
+     {"ab",
+      "\xEF\xBF\xBD"
+      "cd"},
+     {}},
 };
 
 TEST(TokenizerPreTokenizer, Qwen35Splits) {
@@ -82,8 +94,8 @@ TEST(TokenizerPreTokenizer, SplitsCoverTheInput) {
   // Long runs exercise the JIT-stack fallback; the pieces must concatenate back to the input.
   auto p = PreTokenizer::create("qwen35");
   ASSERT_TRUE(p.ok());
-  const std::string text = std::string(100000, ' ') + "x" + std::string(50000, '\n') + std::string(70000, 'a') +
-                           std::string(30000, '7');
+  const std::string text = std::string(100000, ' ') + "x" + std::string(50000, '\n') +
+                           std::string(70000, 'a') + std::string(30000, '7');
   std::vector<std::string_view> views;
   ASSERT_TRUE((*p)->split(text, &views).ok());
   std::string joined;

@@ -19,8 +19,8 @@ TEST(TokenizerByteLevel, KnownCodes) {
   EXPECT_EQ(byte_level::byte_to_code(0xAD), 0x143u);  // the last shifted byte (soft hyphen)
   EXPECT_EQ(byte_level::byte_to_code(0xFF), 0xFFu);
   EXPECT_EQ(byte_level::encode(" hi\n"), "\xC4\xA0hi\xC4\x8A");  // "Ġhi" + "Ċ"
-  EXPECT_EQ(byte_level::code_to_byte(0x20), -1);   // space itself is not in the mapped alphabet
-  EXPECT_EQ(byte_level::code_to_byte(0x144), -1);  // one past the shifted range
+  EXPECT_EQ(byte_level::code_to_byte(0x20), -1);                 // space itself is not in the mapped alphabet
+  EXPECT_EQ(byte_level::code_to_byte(0x144), -1);                // one past the shifted range
 }
 
 TEST(TokenizerByteLevel, EveryByteRoundTrips) {
@@ -43,10 +43,12 @@ TEST(TokenizerByteLevel, EveryByteRoundTrips) {
 
 TEST(TokenizerUtf8, LossyReplacesMaximalSubparts) {
   // Expected outputs are Python's bytes.decode("utf-8", "replace") on the same bytes.
-  EXPECT_EQ(utf8_lossy("a\x80" "b"), "a" + kFFFD + "b");
-  EXPECT_EQ(utf8_lossy("\xF0\x9F\x98"), kFFFD);                          // truncated 4-byte: one
-  EXPECT_EQ(utf8_lossy("\xE0\x80\x80"), kFFFD + kFFFD + kFFFD);          // overlong: one per byte
-  EXPECT_EQ(utf8_lossy("\xED\xA0\x80"), kFFFD + kFFFD + kFFFD);          // surrogate
+  EXPECT_EQ(utf8_lossy("a\x80"
+                       "b"),
+            "a" + kFFFD + "b");
+  EXPECT_EQ(utf8_lossy("\xF0\x9F\x98"), kFFFD);                  // truncated 4-byte: one
+  EXPECT_EQ(utf8_lossy("\xE0\x80\x80"), kFFFD + kFFFD + kFFFD);  // overlong: one per byte
+  EXPECT_EQ(utf8_lossy("\xED\xA0\x80"), kFFFD + kFFFD + kFFFD);  // surrogate
   EXPECT_EQ(utf8_lossy("\xC0\xAF"), kFFFD + kFFFD);
   EXPECT_EQ(utf8_lossy("\xF4\x90\x80\x80"), kFFFD + kFFFD + kFFFD + kFFFD);  // above U+10FFFF
   EXPECT_EQ(utf8_lossy("\xE2\x82x"), kFFFD + "x");
@@ -80,8 +82,9 @@ TEST(TokenizerUtf8, StreamReplacesInvalidAndFlushesPartial) {
 TEST(TokenizerUtf8, StreamEqualsLossyForAnySplit) {
   // Random byte strings cut at random points: the streamed output must equal utf8_lossy of the whole.
   std::mt19937 rng(1234);
-  const std::string pool[] = {"a", " ", "\xC3\xA9", "\xE4\xBD\xA0", "\xF0\x9F\x98\x80", "\x80", "\xFF",
-                              "\xE0", "\xED\xA0", "\xF4\x90", "\xC2"};
+  const std::string pool[] = {"a",    " ",    "\xC3\xA9", "\xE4\xBD\xA0", "\xF0\x9F\x98\x80",
+                              "\x80", "\xFF", "\xE0",     "\xED\xA0",     "\xF4\x90",
+                              "\xC2"};
   for (int trial = 0; trial < 500; ++trial) {
     std::string text;
     const int parts = 1 + static_cast<int>(rng() % 12);
