@@ -138,7 +138,10 @@ void Worker::execute(State& state, const Queued& q) {
   std::visit(
       Overloaded{
           [&](const LoadModelCommand& c) {
-            emit(ModelLoading{c.path, std::string("mapping, validating, building the ") + backend_kind_name(c.backend) + " backend", -1.0});
+            emit(ModelLoading{
+                c.path,
+                std::string("mapping, validating, building the ") + backend_kind_name(c.backend) + " backend",
+                -1.0});
             Status s = check_model_path(c.path);
             if (s.ok()) s = c.settings.validate();
             // Weights on the CPU are a file mapping, so the old model can stay until the new one works;
@@ -198,7 +201,8 @@ void Worker::execute(State& state, const Queued& q) {
               }
             }
             if (s.ok()) state.settings = c.settings;
-            notice("settings", s, state.engine ? "engine rebuilt with the new settings" : "settings kept for the next load");
+            notice("settings", s,
+                   state.engine ? "engine rebuilt with the new settings" : "settings kept for the next load");
           },
           [&](const UnloadModelCommand&) {
             state.engine.reset();

@@ -75,10 +75,10 @@ class Worker {
 
   mutable std::mutex queue_mutex_;
   std::condition_variable queue_cv_;
-  std::deque<Queued> queue_;  // requires queue_mutex_
-  uint64_t next_seq_ = 0;     // requires queue_mutex_
+  std::deque<Queued> queue_;      // requires queue_mutex_
+  uint64_t next_seq_ = 0;         // requires queue_mutex_
   bool running_command_ = false;  // requires queue_mutex_
-  bool quit_ = false;         // requires queue_mutex_
+  bool quit_ = false;             // requires queue_mutex_
 
   std::mutex events_mutex_;
   std::condition_variable events_cv_;

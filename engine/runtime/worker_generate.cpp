@@ -11,8 +11,11 @@ namespace qc {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr int kPrefillChunk = 32;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 GenerationFinished failed(uint64_t id, std::string message) {
   GenerationFinished f;
@@ -70,8 +73,9 @@ Result<FittedPrompt> fit_prompt(const Tokenizer& tokenizer, std::vector<ChatMess
     const int64_t need = static_cast<int64_t>(out.tokens.size()) + reserve;
     if (need <= n_ctx) return out;
     if (history.size() <= first + 1) {
-      return make_error("the prompt has " + std::to_string(out.tokens.size()) + " tokens and the reply needs " +
-                            std::to_string(reserve) + " more, but the context holds " + std::to_string(n_ctx),
+      return make_error("the prompt has " + std::to_string(out.tokens.size()) +
+                            " tokens and the reply needs " + std::to_string(reserve) +
+                            " more, but the context holds " + std::to_string(n_ctx),
                         "increase the context length in Settings or shorten the message");
     }
     history.erase(history.begin() + static_cast<std::ptrdiff_t>(first));
@@ -119,7 +123,11 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
   ctx.emit(started);
 
   backend.reset();
-  Generator gen(backend, tok);
+  // The CPU backend takes at most ReferenceOptions::max_batch (32) tokens per forward call while the
+  // generator's default chunk is 64, so prompts over 32 tokens would fail; chunks of 32 fit both.
+  GeneratorOptions gen_options;
+  gen_options.prefill_chunk = kPrefillChunk;
+  Generator gen(backend, tok, gen_options);
   ReplyStream stream(cmd.id, cmd.render.thinking);
   const Clock::time_point t0 = Clock::now();
   Clock::time_point t_first{};

@@ -79,7 +79,8 @@ TEST_F(WorkerBasic, GenerationEventsComeInOrderAndMatchADirectRun) {
       EXPECT_EQ(s->context_size, 512);
       ++deltas;
     } else {
-      EXPECT_TRUE(std::holds_alternative<StatsSnapshot>(events[i]) || std::holds_alternative<TokenDelta>(events[i]))
+      EXPECT_TRUE(std::holds_alternative<StatsSnapshot>(events[i]) ||
+                  std::holds_alternative<TokenDelta>(events[i]))
           << "unexpected event at " << i;
     }
   }
@@ -123,7 +124,8 @@ TEST_F(WorkerBasic, ProbesSettingFillsLayerNorms) {
   EngineSettings on = c.settings;
   on.probes = true;
   w.post(UpdateSettingsCommand{on});
-  const auto applied = collect_until(w, [](const WorkerEvent& e) { return std::holds_alternative<WorkerNotice>(e); });
+  const auto applied =
+      collect_until(w, [](const WorkerEvent& e) { return std::holds_alternative<WorkerNotice>(e); });
   ASSERT_NE(find_event<ModelLoaded>(applied), nullptr);
   EXPECT_TRUE(std::get<WorkerNotice>(applied.back()).ok) << std::get<WorkerNotice>(applied.back()).message;
   w.post(greedy_request(2, "hi", 2));
@@ -139,7 +141,8 @@ TEST_F(WorkerBasic, SwitchBackendToDoubleAndBack) {
   w.post(load_command());
   ASSERT_NE(find_event<ModelLoaded>(collect_load(w)), nullptr);
   w.post(SwitchBackendCommand{BackendKind::kCpuF64});
-  const auto ev = collect_until(w, [](const WorkerEvent& e) { return std::holds_alternative<WorkerNotice>(e); });
+  const auto ev =
+      collect_until(w, [](const WorkerEvent& e) { return std::holds_alternative<WorkerNotice>(e); });
   const auto* loaded = find_event<ModelLoaded>(ev);
   ASSERT_NE(loaded, nullptr);
   EXPECT_EQ(loaded->facts.backend.name, "cpu-f64");

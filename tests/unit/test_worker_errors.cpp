@@ -43,7 +43,8 @@ TEST(WorkerErrors, BrokenFilesFailTheLoadAndTheWorkerCarriesOn) {
 
   const auto* missing = load_failure(w, dir.file("absent.gguf"));
   ASSERT_NE(missing, nullptr);
-  EXPECT_NE(missing->error.message.find("absent.gguf: no such file"), std::string::npos) << missing->error.message;
+  EXPECT_NE(missing->error.message.find("absent.gguf: no such file"), std::string::npos)
+      << missing->error.message;
 
   // Seeded random bytes: not a GGUF at all.
   {
@@ -105,14 +106,16 @@ TEST(WorkerErrors, BadSettingsAndUnavailableBackendAreNotices) {
   ASSERT_NE(find_event<ModelLoaded>(collect_load(w)), nullptr);
   if (!cuda_backend_compiled()) {
     w.post(SwitchBackendCommand{BackendKind::kCuda});
-    const auto n = collect_until(w, [](const WorkerEvent& e) { return std::holds_alternative<WorkerNotice>(e); });
+    const auto n =
+        collect_until(w, [](const WorkerEvent& e) { return std::holds_alternative<WorkerNotice>(e); });
     EXPECT_FALSE(std::get<WorkerNotice>(n.back()).ok);
     EXPECT_NE(std::get<WorkerNotice>(n.back()).message.find("CUDA"), std::string::npos);
   }
   EngineSettings s;
   s.n_threads = -2;
   w.post(UpdateSettingsCommand{s});
-  const auto n2 = collect_until(w, [](const WorkerEvent& e) { return std::holds_alternative<WorkerNotice>(e); });
+  const auto n2 =
+      collect_until(w, [](const WorkerEvent& e) { return std::holds_alternative<WorkerNotice>(e); });
   EXPECT_FALSE(std::get<WorkerNotice>(n2.back()).ok);
   // The engine is untouched by both failures.
   w.post(greedy_request(8, "hello", 2));

@@ -20,7 +20,8 @@ inline Status write_tiny_chat_model(const std::string& path, uint64_t seed = 7) 
   BpeTrainOptions train;
   train.n_merges = shape.n_vocab - 256 - static_cast<int>(train.special_tokens.size());
   QC_ASSIGN(BpeVocab vocab, train_bpe(builtin_training_corpus(), train));
-  if (vocab.token_types.empty()) vocab.token_types.assign(vocab.tokens.size(), static_cast<int32_t>(TokenType::kNormal));
+  if (vocab.token_types.empty())
+    vocab.token_types.assign(vocab.tokens.size(), static_cast<int32_t>(TokenType::kNormal));
   for (int i = static_cast<int>(vocab.tokens.size()); i < shape.n_vocab; ++i) {
     vocab.tokens.push_back("<|pad_" + std::to_string(i) + "|>");
     vocab.token_types.push_back(static_cast<int32_t>(TokenType::kUnused));

@@ -38,8 +38,8 @@ struct ModelFacts {
   int n_embd = 0;
   int n_vocab = 0;
   int n_ctx_train = 0;
-  int n_ctx = 0;  // positions the backend holds
-  int n_mtp = 0;  // MTP layers; 0 = no MTP block
+  int n_ctx = 0;                         // positions the backend holds
+  int n_mtp = 0;                         // MTP layers; 0 = no MTP block
   std::vector<bool> layer_is_recurrent;  // per main layer: true = Gated DeltaNet, false = attention
   BackendKind backend_kind = BackendKind::kCpu;
   BackendInfo backend;  // name, device, memory_bytes (state + scratch)
@@ -49,8 +49,8 @@ struct ModelFacts {
 
 struct ModelLoading {
   std::string path;
-  std::string stage;      // "opening", "building the cpu backend"
-  double fraction = -1;   // 0..1, or -1 when the stage has no measurable progress
+  std::string stage;     // "opening", "building the cpu backend"
+  double fraction = -1;  // 0..1, or -1 when the stage has no measurable progress
 };
 struct ModelLoaded {
   ModelFacts facts;
@@ -87,14 +87,14 @@ struct StatsSnapshot {
   uint64_t id = 0;
   int prompt_tokens = 0;
   int generated_tokens = 0;
-  double elapsed_s = 0;         // since the generation started
-  double ttft_s = 0;            // time to the first token (prefill + first sample)
-  double prefill_tok_per_s = 0;  // prompt_tokens / ttft
-  double decode_tok_per_s = 0;   // tokens after the first / time since the first
+  double elapsed_s = 0;            // since the generation started
+  double ttft_s = 0;               // time to the first token (prefill + first sample)
+  double prefill_tok_per_s = 0;    // prompt_tokens / ttft
+  double decode_tok_per_s = 0;     // tokens after the first / time since the first
   std::vector<float> layer_norms;  // per main layer, empty when probes are off
   int context_used = 0;            // backend position
   int context_size = 0;
-  uint64_t memory_bytes = 0;       // mapped weights + backend state
+  uint64_t memory_bytes = 0;  // mapped weights + backend state
   uint64_t bytes_per_token = 0;
 };
 

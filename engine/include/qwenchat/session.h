@@ -61,7 +61,7 @@ struct UpdateSettingsCommand {
 // Unloads the model (frees its memory).
 struct UnloadModelCommand {};
 
-using WorkerCommand =
-    std::variant<LoadModelCommand, GenerateCommand, SwitchBackendCommand, UpdateSettingsCommand, UnloadModelCommand>;
+using WorkerCommand = std::variant<LoadModelCommand, GenerateCommand, SwitchBackendCommand,
+                                   UpdateSettingsCommand, UnloadModelCommand>;
 
 }  // namespace qc
