@@ -12,9 +12,10 @@
 // Every output is a pure function of the trees (no clock), so golden files compare byte for byte.
 //
 // Import: parse_export_json validates format/version/fields (each error names the JSON path, expected
-// and actual); import_json writes each conversation into a store as a new conversation (new
-// conversation id, messages renumbered 1..N in export order, parent links and selections preserved).
-// A round trip export -> import -> export gives the same JSON except ids.
+// and actual); import_json writes each conversation into a store as a new conversation: a new
+// conversation id; message ids are per conversation, so they are kept, and with them parent links,
+// selections, timestamps, settings and stats. A round trip export -> import -> export gives the same
+// JSON except the conversation ids.
 #pragma once
 
 #include <string>
@@ -51,8 +52,9 @@ inline std::string export_tree(const chat::ChatTree& tree, const ExportOptions& 
   return export_trees({tree}, options);
 }
 
-// The JSON document as a value (what export_trees dumps for Format::kJson).
-nlohmann::json to_json(const std::vector<chat::ChatTree>& trees, Branches branches);
+// The JSON document as a value (what export_trees dumps for Format::kJson); ordered_json keeps the key
+// order of the format (ids first, text last) instead of sorting keys.
+nlohmann::ordered_json to_json(const std::vector<chat::ChatTree>& trees, Branches branches);
 
 // Parses and validates an export document. The trees come back with their exported ids (conversation
 // id as exported, messages sorted by id, next_id set). Errors name the path ("conversations[0].messages[3]
