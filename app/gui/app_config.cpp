@@ -46,7 +46,8 @@ AppConfig AppConfig::load(const std::string& path, std::vector<std::string>* war
   if (auto it = j.find("settings"); it != j.end()) c.settings = Settings::from_json(*it, warnings);
   if (auto it = j.find("recent_models"); it != j.end() && it->is_array()) {
     for (const auto& p : *it) {
-      if (p.is_string() && c.recent_models.size() < kMaxRecent) c.recent_models.push_back(p.get<std::string>());
+      if (p.is_string() && c.recent_models.size() < kMaxRecent)
+        c.recent_models.push_back(p.get<std::string>());
     }
   }
   if (auto it = j.find("backend"); it != j.end() && it->is_string()) c.backend = it->get<std::string>();

@@ -17,8 +17,8 @@ Result<std::string> config_dir();
 struct AppConfig {
   Settings settings;
   std::vector<std::string> recent_models;  // most recent first, at most kMaxRecent
-  std::string backend = "cpu";              // "cpu", "cpu-f64", "cuda"
-  float sidebar_em = 17.0f;                 // panel widths in multiples of the font size
+  std::string backend = "cpu";             // "cpu", "cpu-f64", "cuda"
+  float sidebar_em = 17.0f;                // panel widths in multiples of the font size
   float inspector_em = 30.0f;
 
   static constexpr size_t kMaxRecent = 10;

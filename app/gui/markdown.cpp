@@ -37,9 +37,9 @@ std::string decode_entity(std::string_view e) {
     return out;
   }
   static constexpr std::pair<std::string_view, std::string_view> kNamed[] = {
-      {"&amp;", "&"},   {"&lt;", "<"},     {"&gt;", ">"},      {"&quot;", "\""},  {"&apos;", "'"},
-      {"&nbsp;", " "},  {"&copy;", "©"},   {"&mdash;", "—"},   {"&ndash;", "–"},  {"&hellip;", "…"},
-      {"&rarr;", "→"},  {"&larr;", "←"},   {"&times;", "×"},   {"&deg;", "°"},
+      {"&amp;", "&"},  {"&lt;", "<"},   {"&gt;", ">"},    {"&quot;", "\""}, {"&apos;", "'"},
+      {"&nbsp;", " "}, {"&copy;", "©"}, {"&mdash;", "—"}, {"&ndash;", "–"}, {"&hellip;", "…"},
+      {"&rarr;", "→"}, {"&larr;", "←"}, {"&times;", "×"}, {"&deg;", "°"},
   };
   for (const auto& [name, text] : kNamed) {
     if (e == name) return std::string(text);
@@ -47,14 +47,20 @@ std::string decode_entity(std::string_view e) {
   return std::string(e);
 }
 
-std::string attribute_text(const MD_ATTRIBUTE& a) { return a.text ? std::string(a.text, a.size) : std::string(); }
+std::string attribute_text(const MD_ATTRIBUTE& a) {
+  return a.text ? std::string(a.text, a.size) : std::string();
+}
 
 Align to_align(MD_ALIGN a) {
   switch (a) {
-    case MD_ALIGN_LEFT: return Align::kLeft;
-    case MD_ALIGN_CENTER: return Align::kCenter;
-    case MD_ALIGN_RIGHT: return Align::kRight;
-    default: return Align::kDefault;
+    case MD_ALIGN_LEFT:
+      return Align::kLeft;
+    case MD_ALIGN_CENTER:
+      return Align::kCenter;
+    case MD_ALIGN_RIGHT:
+      return Align::kRight;
+    default:
+      return Align::kDefault;
   }
 }
 
@@ -67,9 +73,14 @@ class Builder {
   void enter_block(MD_BLOCKTYPE type, void* detail) {
     implicit_ = nullptr;
     switch (type) {
-      case MD_BLOCK_DOC: return;
-      case MD_BLOCK_QUOTE: push(BlockKind::kQuote); return;
-      case MD_BLOCK_UL: push(BlockKind::kList); return;
+      case MD_BLOCK_DOC:
+        return;
+      case MD_BLOCK_QUOTE:
+        push(BlockKind::kQuote);
+        return;
+      case MD_BLOCK_UL:
+        push(BlockKind::kList);
+        return;
       case MD_BLOCK_OL: {
         Block& b = push(BlockKind::kList);
         b.ordered = true;
@@ -82,14 +93,30 @@ class Builder {
         if (d->is_task) b.task = (d->task_mark == 'x' || d->task_mark == 'X') ? 2 : 1;
         return;
       }
-      case MD_BLOCK_HR: push(BlockKind::kRule); return;
-      case MD_BLOCK_H: push(BlockKind::kHeading).level = static_cast<int>(static_cast<MD_BLOCK_H_DETAIL*>(detail)->level); return;
-      case MD_BLOCK_CODE: push(BlockKind::kCode).lang = attribute_text(static_cast<MD_BLOCK_CODE_DETAIL*>(detail)->lang); return;
-      case MD_BLOCK_HTML: push(BlockKind::kHtml); return;
-      case MD_BLOCK_P: push(BlockKind::kParagraph); return;
-      case MD_BLOCK_TABLE: push(BlockKind::kTable); return;
-      case MD_BLOCK_THEAD: in_head_ = true; return;
-      case MD_BLOCK_TBODY: in_head_ = false; return;
+      case MD_BLOCK_HR:
+        push(BlockKind::kRule);
+        return;
+      case MD_BLOCK_H:
+        push(BlockKind::kHeading).level = static_cast<int>(static_cast<MD_BLOCK_H_DETAIL*>(detail)->level);
+        return;
+      case MD_BLOCK_CODE:
+        push(BlockKind::kCode).lang = attribute_text(static_cast<MD_BLOCK_CODE_DETAIL*>(detail)->lang);
+        return;
+      case MD_BLOCK_HTML:
+        push(BlockKind::kHtml);
+        return;
+      case MD_BLOCK_P:
+        push(BlockKind::kParagraph);
+        return;
+      case MD_BLOCK_TABLE:
+        push(BlockKind::kTable);
+        return;
+      case MD_BLOCK_THEAD:
+        in_head_ = true;
+        return;
+      case MD_BLOCK_TBODY:
+        in_head_ = false;
+        return;
       case MD_BLOCK_TR:
         if (Block* t = top(); t && t->kind == BlockKind::kTable) {
           t->rows.emplace_back();
@@ -101,7 +128,8 @@ class Builder {
         if (Block* t = top(); t && t->kind == BlockKind::kTable && !t->rows.empty()) {
           auto& row = t->rows.back();
           row.emplace_back();
-          if (t->rows.size() == 1) t->align.push_back(to_align(static_cast<MD_BLOCK_TD_DETAIL*>(detail)->align));
+          if (t->rows.size() == 1)
+            t->align.push_back(to_align(static_cast<MD_BLOCK_TD_DETAIL*>(detail)->align));
           cell_ = &row.back();
         }
         return;
@@ -114,9 +142,12 @@ class Builder {
       case MD_BLOCK_DOC:
       case MD_BLOCK_THEAD:
       case MD_BLOCK_TBODY:
-      case MD_BLOCK_TR: return;
+      case MD_BLOCK_TR:
+        return;
       case MD_BLOCK_TH:
-      case MD_BLOCK_TD: cell_ = nullptr; return;
+      case MD_BLOCK_TD:
+        cell_ = nullptr;
+        return;
       default:
         if (!stack_.empty()) stack_.pop_back();
         return;
@@ -127,15 +158,24 @@ class Builder {
     styles_.push_back(style_);
     urls_.push_back(url_);
     switch (type) {
-      case MD_SPAN_EM: style_ |= kEmphasis; break;
-      case MD_SPAN_STRONG: style_ |= kStrong; break;
-      case MD_SPAN_CODE: style_ |= kCode; break;
-      case MD_SPAN_DEL: style_ |= kStrike; break;
+      case MD_SPAN_EM:
+        style_ |= kEmphasis;
+        break;
+      case MD_SPAN_STRONG:
+        style_ |= kStrong;
+        break;
+      case MD_SPAN_CODE:
+        style_ |= kCode;
+        break;
+      case MD_SPAN_DEL:
+        style_ |= kStrike;
+        break;
       case MD_SPAN_A:
         style_ |= kLink;
         url_ = attribute_text(static_cast<MD_SPAN_A_DETAIL*>(detail)->href);
         break;
-      default: break;  // images show their alt text; underline/latex/wikilinks are not enabled
+      default:
+        break;  // images show their alt text; underline/latex/wikilinks are not enabled
     }
   }
 
@@ -154,11 +194,21 @@ class Builder {
       return;
     }
     switch (type) {
-      case MD_TEXT_BR: add("\n"); return;
-      case MD_TEXT_SOFTBR: add(" "); return;
-      case MD_TEXT_NULLCHAR: add("\xEF\xBF\xBD"); return;
-      case MD_TEXT_ENTITY: add(decode_entity(t)); return;
-      default: add(t); return;
+      case MD_TEXT_BR:
+        add("\n");
+        return;
+      case MD_TEXT_SOFTBR:
+        add(" ");
+        return;
+      case MD_TEXT_NULLCHAR:
+        add("\xEF\xBF\xBD");
+        return;
+      case MD_TEXT_ENTITY:
+        add(decode_entity(t));
+        return;
+      default:
+        add(t);
+        return;
     }
   }
 

@@ -24,8 +24,9 @@ void read(const nlohmann::json& j, const char* key, T& out, std::vector<std::str
   try {
     out = it->get<T>();
   } catch (const nlohmann::json::exception&) {
-    if (warnings) warnings->push_back(std::string("settings.") + key + ": expected a " +
-                                      (std::is_same_v<T, bool> ? "boolean" : "number") + ", got " + it->dump());
+    if (warnings)
+      warnings->push_back(std::string("settings.") + key + ": expected a " +
+                          (std::is_same_v<T, bool> ? "boolean" : "number") + ", got " + it->dump());
   }
 }
 

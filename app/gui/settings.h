@@ -32,8 +32,8 @@ struct Settings {
 
   // Engine (a backend rebuild).
   int n_ctx = 4096;
-  int n_threads = 0;    // 0 = all cores
-  bool probes = true;   // per-layer hidden-state norms for the diagnostics panel
+  int n_threads = 0;   // 0 = all cores
+  bool probes = true;  // per-layer hidden-state norms for the diagnostics panel
 
   // Speculative decoding with the model's MTP block.
   bool mtp = false;
