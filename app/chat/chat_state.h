@@ -49,7 +49,7 @@ Result<Role> parse_role(std::string_view s);
 
 // A reply is kStreaming while tokens arrive; kStopped when the user stopped it (content is what came);
 // kError when generation failed (Message::error says why). A message found kStreaming after a restart
-// was cut off by a crash or kill: load_conversation in the store reports it as kStopped.
+// was cut off by a crash or kill: Store::open marks such replies kStopped.
 enum class MessageState { kComplete, kStreaming, kStopped, kError };
 const char* state_name(MessageState s);  // "complete", "streaming", "stopped", "error"
 Result<MessageState> parse_state(std::string_view s);

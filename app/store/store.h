@@ -45,6 +45,9 @@ Result<std::string> default_db_path();
 struct OpenOptions {
   bool read_only = false;  // open for reading only (export); the file must exist
   bool create = true;      // create the file and its folders when missing (ignored when read_only)
+  // Replies still marked streaming were cut off when an earlier run died (this process has none yet):
+  // mark them stopped. Only when opened read-write; the app opens its store once at start-up.
+  bool recover_interrupted = true;
 };
 
 // One row of the conversation list (sidebar).
@@ -86,8 +89,9 @@ struct SearchHit {
 
 class Store {
  public:
-  // Opens (creating the folders and the file unless read_only / !create), applies the pragmas and
-  // migrates the schema. Errors: unreadable/not a database, newer schema than this build knows.
+  // Opens (creating the folders and the file unless read_only / !create), applies the pragmas, migrates
+  // the schema and recovers interrupted replies (OpenOptions). Errors: unreadable / not a qwenchat
+  // database, a newer schema than this build knows.
   static Result<Store> open(const std::string& path, const OpenOptions& options = {});
 
   Store(Store&&) noexcept;
@@ -107,8 +111,8 @@ class Store {
   // updated_ms). Error when the id does not exist.
   Status update_conversation(const chat::Conversation& conversation);
   Status delete_conversation(ConversationId id);  // cascades to its messages
-  // The whole tree, messages sorted by id, next_id = max id + 1. A message still marked streaming (the
-  // app was killed mid-reply) comes back as kStopped. Error when the id does not exist.
+  // The whole tree, messages sorted by id, next_id = max id + 1, states as stored (a reply of this
+  // process that is still growing reads kStreaming). Error when the id does not exist.
   Result<chat::ChatTree> load_conversation(ConversationId id) const;
   Result<std::vector<ConversationId>> conversation_ids() const;  // most recent first (export --all)
 

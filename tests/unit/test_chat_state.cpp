@@ -23,7 +23,8 @@ std::string dump(const ChatTree& t) {
   j["updated"] = t.conversation.updated_ms;
   j["next"] = t.next_id;
   for (const Message& m : t.messages) {
-    j["m"].push_back({m.id, m.parent_id, m.content, m.thinking, state_name(m.state), m.selected_child, m.updated_ms});
+    j["m"].push_back(
+        {m.id, m.parent_id, m.content, m.thinking, state_name(m.state), m.selected_child, m.updated_ms});
   }
   return j.dump();
 }
@@ -52,7 +53,8 @@ TEST(ChatState, AppendStreamFinish) {
   EXPECT_EQ("hmm", find(t, 2)->thinking);
   EXPECT_EQ(400, find(t, 2)->updated_ms);
 
-  const TreeChange f = must(finish_reply(t, 2, {.state = MessageState::kComplete, .stats = {{"tok_per_s", 9.5}}, .now_ms = 500}));
+  const TreeChange f = must(
+      finish_reply(t, 2, {.state = MessageState::kComplete, .stats = {{"tok_per_s", 9.5}}, .now_ms = 500}));
   EXPECT_EQ(Ids{2}, f.updated);
   EXPECT_EQ(MessageState::kComplete, find(t, 2)->state);
   EXPECT_EQ(9.5, find(t, 2)->stats["tok_per_s"].get<double>());
@@ -68,7 +70,12 @@ TEST(ChatState, FinishCanReplaceTextAndRecordErrors) {
   const MessageId r = must(start_reply(t, {})).message;
   ASSERT_TRUE(append_stream(t, r, {.content = "<think>a</think>b"}).ok());
   EXPECT_FALSE(finish_reply(t, r, {.state = MessageState::kStreaming}).ok());
-  must(finish_reply(t, r, {.state = MessageState::kError, .error = "boom", .content = "b", .thinking = "a", .replace_text = true}));
+  must(finish_reply(t, r,
+                    {.state = MessageState::kError,
+                     .error = "boom",
+                     .content = "b",
+                     .thinking = "a",
+                     .replace_text = true}));
   EXPECT_EQ("b", find(t, r)->content);
   EXPECT_EQ("a", find(t, r)->thinking);
   EXPECT_EQ("boom", find(t, r)->error);
@@ -238,7 +245,8 @@ TEST(ChatState, PromptHistoryFollowsTheBranch) {
 
 TEST(ChatState, NamesRoundTrip) {
   for (Role r : {Role::kSystem, Role::kUser, Role::kAssistant}) EXPECT_EQ(r, *parse_role(role_name(r)));
-  for (MessageState s : {MessageState::kComplete, MessageState::kStreaming, MessageState::kStopped, MessageState::kError}) {
+  for (MessageState s :
+       {MessageState::kComplete, MessageState::kStreaming, MessageState::kStopped, MessageState::kError}) {
     EXPECT_EQ(s, *parse_state(state_name(s)));
   }
   EXPECT_FALSE(parse_role("tool").ok());
