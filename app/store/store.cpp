@@ -57,7 +57,9 @@ Result<Store> Store::open(const std::string& path, const OpenOptions& options) {
     auto db = std::make_unique<SQLite::Database>(path, flags, 2000);
     db->exec("PRAGMA foreign_keys = ON");
     if (options.read_only) {
-      QC_ASSIGN(const int v, schema::version(*db));
+      const Result<int> version = schema::version(*db);
+      if (!version.ok()) return make_error("store: open " + path + ": " + version.error().message);
+      const int v = *version;
       if (v != schema::kCurrentVersion) {
         return make_error("store: open " + path + " read-only: schema version " + std::to_string(v) +
                               ", expected " + std::to_string(schema::kCurrentVersion),
