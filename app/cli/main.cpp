@@ -42,8 +42,7 @@ int main(int argc, char** argv) {
   } else if (cmd == "import") {
     s = qc::cli::cmd_import(argc, argv);
   } else {
-    std::fprintf(stderr, "qwenchat-cli: unknown command \"%s\" (qwenchat-cli --help lists them)\n",
-                 cmd.c_str());
+    std::fprintf(stderr, "qwenchat-cli: unknown command \"%s\" (qwenchat-cli --help lists them)\n", cmd.c_str());
     return 2;
   }
   if (!s.ok()) {
