@@ -18,8 +18,8 @@
 //   QC_ASSIGN(auto r, chat::start_reply(tree, {.parent_id = ch.message, .model = m, .now_ms = now}));
 //   QC_TRY(store.apply(tree, r));
 //   auto prompt = chat::prompt_history(tree, ch.message);        // -> qc::encode_chat
-//   ... per token: chat::append_stream(tree, r.message, {...});
-//       if (throttle.due(now)) store.update_streaming(tree, r.message);   // <= every 250 ms
+//   ... per token: chat::append_stream(tree, r.message, {...}); throttle.text_appended();
+//   ... per token AND per frame: if (throttle.flush_now(now)) store.update_streaming(tree, r.message);
 //   QC_ASSIGN(auto f, chat::finish_reply(tree, r.message, {.state = ..., .stats = ..., .now_ms = now}));
 //   QC_TRY(store.apply(tree, f));
 //

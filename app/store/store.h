@@ -153,9 +153,14 @@ class Store {
   std::unique_ptr<SQLite::Database> db_;
 };
 
-// When to flush a growing reply: due() is true on the first call and then once `interval_ms` has passed
-// since the last true. The GUI uses 250 ms (at most that much text lost on a kill) and always flushes
-// on finish (finish_reply + apply).
+// When to flush a growing reply. Two ways to use it:
+// - due(now): true on the first call and then once `interval_ms` has passed since the last true.
+// - text_appended() on every streamed delta, and flush_now(now) on every delta AND once per frame:
+//   true when text arrived since the last flush and the interval has passed. The per-frame call matters:
+//   with due() alone, text that arrives just after a flush waits for the NEXT delta, which may come
+//   seconds later (a slow token, a long think), and a kill then loses more than the interval.
+// The GUI uses 250 ms (at most that much text lost on a kill) and always flushes on finish
+// (finish_reply + apply).
 class FlushThrottle {
  public:
   explicit FlushThrottle(int64_t interval_ms = 250) : interval_ms_(interval_ms) {}
@@ -165,12 +170,22 @@ class FlushThrottle {
     has_last_ = true;
     return true;
   }
-  void reset() { has_last_ = false; }
+  void text_appended() { dirty_ = true; }
+  bool flush_now(int64_t now_ms) {
+    if (!dirty_ || !due(now_ms)) return false;
+    dirty_ = false;
+    return true;
+  }
+  void reset() {
+    has_last_ = false;
+    dirty_ = false;
+  }
 
  private:
   int64_t interval_ms_;
   int64_t last_ms_ = 0;
   bool has_last_ = false;
+  bool dirty_ = false;
 };
 
 }  // namespace qc::store

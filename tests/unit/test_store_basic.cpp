@@ -352,5 +352,17 @@ TEST(StoreBasic, FlushThrottle) {
   EXPECT_TRUE(th.due(1252));
 }
 
+TEST(StoreBasic, FlushThrottleWithPendingText) {
+  FlushThrottle th(250);
+  EXPECT_FALSE(th.flush_now(0));  // nothing appended yet
+  th.text_appended();
+  EXPECT_TRUE(th.flush_now(10));
+  EXPECT_FALSE(th.flush_now(20));  // nothing new
+  th.text_appended();
+  EXPECT_FALSE(th.flush_now(100));  // too soon
+  EXPECT_TRUE(th.flush_now(260));   // the per-frame call catches it with no new delta
+  EXPECT_FALSE(th.flush_now(1000));
+}
+
 }  // namespace
 }  // namespace qc::store
