@@ -70,7 +70,7 @@ std::string string_field(const nlohmann::json& stats, const char* key) {
 
 std::string stats_line(const chat::ChatTree& tree, const chat::Message& m) {
   std::vector<std::string> parts;
-  if (!m.model.empty() && m.model != tree.conversation.model_path) parts.push_back(m.model);
+  if (!m.model.empty() && m.model != tree.conversation.model_path) parts.push_back("model " + m.model);
   if (m.stats.is_object()) {
     double v = 0;
     if (number(m.stats, "generated_tokens", &v)) parts.push_back(fmt("%.0f tokens", v));

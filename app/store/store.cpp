@@ -57,7 +57,9 @@ Result<Store> Store::open(const std::string& path, const OpenOptions& options) {
     auto db = std::make_unique<SQLite::Database>(path, flags, 2000);
     db->exec("PRAGMA foreign_keys = ON");
     if (options.read_only) {
-      QC_ASSIGN(const int v, schema::version(*db));
+      const Result<int> version = schema::version(*db);
+      if (!version.ok()) return make_error("store: open " + path + ": " + version.error().message);
+      const int v = *version;
       if (v != schema::kCurrentVersion) {
         return make_error("store: open " + path + " read-only: schema version " + std::to_string(v) +
                               ", expected " + std::to_string(schema::kCurrentVersion),
@@ -72,6 +74,9 @@ Result<Store> Store::open(const std::string& path, const OpenOptions& options) {
       const Status migrated = schema::migrate(*db);
       if (!migrated.ok())
         return make_error("store: open " + path + ": " + migrated.error().message, migrated.error().hint);
+      // Still "streaming" in the file = an earlier run died mid-reply; what was flushed is all there is.
+      if (options.recover_interrupted)
+        db->exec("UPDATE messages SET state = 'stopped' WHERE state = 'streaming'");
     }
     return Store(path, std::move(db));
   });
@@ -211,8 +216,6 @@ Result<chat::ChatTree> Store::load_conversation(ConversationId id) const {
       QC_ASSIGN(m.settings, detail::parse_json_column(q.getColumn(8).getString(), name + " settings"));
       QC_ASSIGN(m.stats, detail::parse_json_column(q.getColumn(9).getString(), name + " stats"));
       QC_ASSIGN(m.state, chat::parse_state(q.getColumn(10).getString()));
-      // Still "streaming" in the file = the app died mid-reply; what was flushed is all there is.
-      if (m.state == chat::MessageState::kStreaming) m.state = chat::MessageState::kStopped;
       m.selected_child = q.getColumn(11).getInt64();
       m.error = q.getColumn(12).getString();
       tree.messages.push_back(std::move(m));
