@@ -45,6 +45,7 @@ class Backend {
   virtual const ModelConfig& config() const = 0;
   virtual int n_ctx() const = 0;     // positions the KV cache holds
   virtual int position() const = 0;  // tokens already processed (next token's position)
+  virtual int max_batch() const = 0;  // most tokens one forward() call takes (prompts go in chunks)
 
   virtual void reset() = 0;  // empty context
   // Runs tokens at positions pos .. pos+n-1. pos must equal position() (the recurrent state has no
