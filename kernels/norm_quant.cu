@@ -7,7 +7,8 @@ namespace qc::gpu {
 namespace {
 
 constexpr int kNormThreads = 512;
-constexpr int kMaxNormN = 12 * 1024;  // 48 KB of shared memory for the staged row
+constexpr int kMaxNormN = 12 * 1024;    // 48 KB of shared memory for the staged row
+constexpr size_t kDefaultSmem = 40 * 1024;
 
 __global__ void __launch_bounds__(kNormThreads) rmsnorm_kernel(const RmsNormArgs a) {
   extern __shared__ float buf[];
@@ -69,7 +70,10 @@ GpuStatus rmsnorm(const RmsNormArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.out || a.out_q.hi || a.add, "rmsnorm: no output requested");
   QC_GPU_REQUIRE(!a.out || a.ld_out >= a.n, "rmsnorm: ld_out must be >= n=" + num(a.n) + ", got " + num(a.ld_out));
   QC_GPU_TRY(check_qout("rmsnorm", a.out_q, a.n));
-  QC_CUDA_CHECK(launch_kernel(rmsnorm_kernel, dim3(a.m), dim3(kNormThreads), a.n * sizeof(float), stream, a.pdl, a));
+  const size_t smem = a.n * sizeof(float);
+  if (smem > kDefaultSmem)  // beyond the default dynamic limit (the static scratch shares the 48 KB)
+    QC_CUDA_CHECK(cudaFuncSetAttribute(rmsnorm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  QC_CUDA_CHECK(launch_kernel(rmsnorm_kernel, dim3(a.m), dim3(kNormThreads), smem, stream, a.pdl, a));
   QC_LAUNCH_CHECK("rmsnorm_kernel", stream);
   return GpuStatus::success();
 }
