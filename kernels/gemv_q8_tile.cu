@@ -197,6 +197,8 @@ int stage_bytes(bool hl, int m, int k) {
 template <bool kHL, int M, int R, int U, int kMats>
 cudaError_t launch_one(const TileParams& p, dim3 grid, size_t smem, cudaStream_t s, bool pdl) {
   auto kernel = gemv_tile_kernel<kHL, M, R, U, kMats>;
+  // Above 48 KB the per-kernel limit must be raised; a plain attribute write, legal during stream capture
+  // (FlashAttention does the same per launch inside captured decode graphs).
   if (smem > 48 * 1024) {
     const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     if (e != cudaSuccess) return e;
