@@ -18,7 +18,9 @@ struct Best {
 };
 
 // (v, i) beats (bv, bi) if larger, or equal with a lower index; NaN never beats anything.
-__device__ __forceinline__ bool better(float v, int i, float bv, int bi) { return v > bv || (v == bv && i < bi); }
+__device__ __forceinline__ bool better(float v, int i, float bv, int bi) {
+  return v > bv || (v == bv && i < bi);
+}
 
 __device__ __forceinline__ Best warp_best(Best b) {
 #pragma unroll
@@ -44,8 +46,8 @@ __device__ Best block_best(Best b) {
   return warp_best(t);
 }
 
-__global__ void __launch_bounds__(kThreads) argmax_stage1(const float* x, int ld_x, int n, float* cand_v,
-                                                          int* cand_i, int chunks) {
+__global__ void __launch_bounds__(kThreads)
+    argmax_stage1(const float* x, int ld_x, int n, float* cand_v, int* cand_i, int chunks) {
   pdl_wait();
   pdl_trigger();
   const int m = blockIdx.y;
@@ -63,8 +65,8 @@ __global__ void __launch_bounds__(kThreads) argmax_stage1(const float* x, int ld
   }
 }
 
-__global__ void __launch_bounds__(kThreads) argmax_stage2(const float* cand_v, const int* cand_i, int chunks,
-                                                          int* out) {
+__global__ void __launch_bounds__(kThreads)
+    argmax_stage2(const float* cand_v, const int* cand_i, int chunks, int* out) {
   pdl_wait();
   pdl_trigger();
   const int m = blockIdx.x;
@@ -78,7 +80,9 @@ __global__ void __launch_bounds__(kThreads) argmax_stage2(const float* cand_v, c
   if (threadIdx.x == 0) out[m] = b.i == INT_MAX ? 0 : b.i;
 }
 
-int num_chunks(int n) { return (n + kChunk - 1) / kChunk; }
+int num_chunks(int n) {
+  return (n + kChunk - 1) / kChunk;
+}
 
 }  // namespace
 
@@ -89,17 +93,19 @@ size_t argmax_scratch_bytes(int n, int m) {
 GpuStatus argmax(const ArgmaxArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.x && a.out && a.scratch, "argmax: x, out and scratch must be non-null");
   QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "argmax: M must be in [1, 4], got " + std::to_string(a.m));
-  QC_GPU_REQUIRE(a.n > 0 && num_chunks(a.n) <= kMaxChunks,
-                 "argmax: n must be in [1, " + std::to_string(kMaxChunks * kChunk) + "], got " + std::to_string(a.n));
+  QC_GPU_REQUIRE(
+      a.n > 0 && num_chunks(a.n) <= kMaxChunks,
+      "argmax: n must be in [1, " + std::to_string(kMaxChunks * kChunk) + "], got " + std::to_string(a.n));
   QC_GPU_REQUIRE(a.ld_x >= a.n, "argmax: ld_x must be >= n");
   const int chunks = num_chunks(a.n);
   float* cand_v = static_cast<float*>(a.scratch);
   int* cand_i = reinterpret_cast<int*>(cand_v + static_cast<size_t>(chunks) * a.m);
-  QC_CUDA_CHECK(launch_kernel(argmax_stage1, dim3(chunks, a.m), dim3(kThreads), 0, stream, a.pdl, a.x, a.ld_x, a.n,
-                              cand_v, cand_i, chunks));
+  QC_CUDA_CHECK(launch_kernel(argmax_stage1, dim3(chunks, a.m), dim3(kThreads), 0, stream, a.pdl, a.x, a.ld_x,
+                              a.n, cand_v, cand_i, chunks));
   QC_LAUNCH_CHECK("argmax_stage1", stream);
   QC_CUDA_CHECK(launch_kernel(argmax_stage2, dim3(a.m), dim3(kThreads), 0, stream, a.pdl,
-                              static_cast<const float*>(cand_v), static_cast<const int*>(cand_i), chunks, a.out));
+                              static_cast<const float*>(cand_v), static_cast<const int*>(cand_i), chunks,
+                              a.out));
   QC_LAUNCH_CHECK("argmax_stage2", stream);
   return GpuStatus::success();
 }

@@ -17,8 +17,8 @@ struct ArgmaxArgs {
   int ld_x = 0;
   int n = 0;
   int m = 1;
-  int* out = nullptr;        // [M] device
-  void* scratch = nullptr;   // argmax_scratch_bytes(n, m)
+  int* out = nullptr;       // [M] device
+  void* scratch = nullptr;  // argmax_scratch_bytes(n, m)
   bool pdl = false;
 };
 size_t argmax_scratch_bytes(int n, int m);

@@ -70,8 +70,8 @@ __device__ __forceinline__ void load_f16_row(const uint16_t* p, float* out) {
 }
 
 template <int G, int DPL>
-__global__ void __launch_bounds__(kSplitThreads) attn_split_kernel(const AttentionArgs a, int n_splits, int split_len,
-                                                                   float scale) {
+__global__ void __launch_bounds__(kSplitThreads)
+    attn_split_kernel(const AttentionArgs a, int n_splits, int split_len, float scale) {
   constexpr int D = 32 * DPL;
   extern __shared__ float sm[];  // per warp: max[G], sum[G], acc[G][D]
   pdl_wait();
@@ -197,15 +197,17 @@ cudaError_t launch_split_g(const AttentionArgs& a, dim3 grid, int n_splits, int 
                            cudaStream_t s) {
   if (a.head_dim == 256) {
     const size_t smem = static_cast<size_t>(kSplitWarps) * G * (256 + 2) * sizeof(float);
-    return launch_kernel(attn_split_kernel<G, 8>, grid, dim3(kSplitThreads), smem, s, a.pdl, a, n_splits, split_len,
-                         scale);
+    return launch_kernel(attn_split_kernel<G, 8>, grid, dim3(kSplitThreads), smem, s, a.pdl, a, n_splits,
+                         split_len, scale);
   }
   const size_t smem = static_cast<size_t>(kSplitWarps) * G * (128 + 2) * sizeof(float);
-  return launch_kernel(attn_split_kernel<G, 4>, grid, dim3(kSplitThreads), smem, s, a.pdl, a, n_splits, split_len,
-                       scale);
+  return launch_kernel(attn_split_kernel<G, 4>, grid, dim3(kSplitThreads), smem, s, a.pdl, a, n_splits,
+                       split_len, scale);
 }
 
-std::string num(long long v) { return std::to_string(v); }
+std::string num(long long v) {
+  return std::to_string(v);
+}
 
 }  // namespace
 
@@ -241,13 +243,15 @@ GpuStatus attention_decode(const AttentionArgs& in, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.rope_dims >= 0 && a.rope_dims % 2 == 0 && a.rope_dims <= a.head_dim,
                  "attention_decode: rope_dims must be even and <= head_dim, got " + num(a.rope_dims));
   QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "attention_decode: M must be in [1, 4], got " + num(a.m));
-  QC_GPU_REQUIRE(a.ctx_hint >= a.m && a.ctx_hint <= a.max_ctx,
-                 "attention_decode: ctx_hint must be in [M, max_ctx=" + num(a.max_ctx) + "], got " + num(a.ctx_hint));
-  QC_GPU_REQUIRE(a.ld_q >= 2 * a.n_head * a.head_dim && a.ld_k >= a.n_kv * a.head_dim &&
-                     a.ld_v >= a.n_kv * a.head_dim,
-                 "attention_decode: ld_q >= 2*n_head*head_dim and ld_k, ld_v >= n_kv*head_dim required");
+  QC_GPU_REQUIRE(
+      a.ctx_hint >= a.m && a.ctx_hint <= a.max_ctx,
+      "attention_decode: ctx_hint must be in [M, max_ctx=" + num(a.max_ctx) + "], got " + num(a.ctx_hint));
+  QC_GPU_REQUIRE(
+      a.ld_q >= 2 * a.n_head * a.head_dim && a.ld_k >= a.n_kv * a.head_dim && a.ld_v >= a.n_kv * a.head_dim,
+      "attention_decode: ld_q >= 2*n_head*head_dim and ld_k, ld_v >= n_kv*head_dim required");
   QC_GPU_REQUIRE(a.out || a.out_q.hi, "attention_decode: no output requested");
-  QC_GPU_REQUIRE(!a.out || a.ld_out >= a.n_head * a.head_dim, "attention_decode: ld_out must be >= n_head*head_dim");
+  QC_GPU_REQUIRE(!a.out || a.ld_out >= a.n_head * a.head_dim,
+                 "attention_decode: ld_out must be >= n_head*head_dim");
   QC_GPU_REQUIRE(!a.out_q.hi || (a.out_q.scale && a.out_q.ld >= a.n_head * a.head_dim &&
                                  a.out_q.ld_scale >= a.n_head * a.head_dim / kQBlock),
                  "attention_decode: out_q needs scale, ld >= n_head*head_dim, ld_scale >= that / 32");
@@ -255,31 +259,46 @@ GpuStatus attention_decode(const AttentionArgs& in, cudaStream_t stream) {
   const int n_splits = (a.ctx_hint + a.split_len - 1) / a.split_len;
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.head_dim)));
 
-  QC_CUDA_CHECK(launch_kernel(attn_prep_kernel, dim3(a.n_head + a.n_kv, a.m), dim3(a.head_dim), 0, stream, a.pdl, a));
+  QC_CUDA_CHECK(
+      launch_kernel(attn_prep_kernel, dim3(a.n_head + a.n_kv, a.m), dim3(a.head_dim), 0, stream, a.pdl, a));
   QC_LAUNCH_CHECK("attn_prep_kernel", stream);
   const dim3 grid(a.n_kv * n_splits, a.m);
   cudaError_t e = cudaErrorInvalidValue;
   switch (group) {
-    case 1: e = launch_split_g<1>(a, grid, n_splits, a.split_len, scale, stream); break;
-    case 2: e = launch_split_g<2>(a, grid, n_splits, a.split_len, scale, stream); break;
-    case 3: e = launch_split_g<3>(a, grid, n_splits, a.split_len, scale, stream); break;
-    case 4: e = launch_split_g<4>(a, grid, n_splits, a.split_len, scale, stream); break;
-    case 6: e = launch_split_g<6>(a, grid, n_splits, a.split_len, scale, stream); break;
-    case 8: e = launch_split_g<8>(a, grid, n_splits, a.split_len, scale, stream); break;
-    default: break;
+    case 1:
+      e = launch_split_g<1>(a, grid, n_splits, a.split_len, scale, stream);
+      break;
+    case 2:
+      e = launch_split_g<2>(a, grid, n_splits, a.split_len, scale, stream);
+      break;
+    case 3:
+      e = launch_split_g<3>(a, grid, n_splits, a.split_len, scale, stream);
+      break;
+    case 4:
+      e = launch_split_g<4>(a, grid, n_splits, a.split_len, scale, stream);
+      break;
+    case 6:
+      e = launch_split_g<6>(a, grid, n_splits, a.split_len, scale, stream);
+      break;
+    case 8:
+      e = launch_split_g<8>(a, grid, n_splits, a.split_len, scale, stream);
+      break;
+    default:
+      break;
   }
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch attn_split_kernel", __FILE__, __LINE__);
   QC_LAUNCH_CHECK("attn_split_kernel", stream);
-  QC_CUDA_CHECK(launch_kernel(attn_merge_kernel, dim3(a.n_head, a.m), dim3(a.head_dim), 0, stream, a.pdl, a, n_splits,
-                              a.split_len));
+  QC_CUDA_CHECK(launch_kernel(attn_merge_kernel, dim3(a.n_head, a.m), dim3(a.head_dim), 0, stream, a.pdl, a,
+                              n_splits, a.split_len));
   QC_LAUNCH_CHECK("attn_merge_kernel", stream);
   return GpuStatus::success();
 }
 
 GpuStatus kv_store(const KvStoreArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.k && a.v && a.k_cache && a.v_cache && a.d_pos, "kv_store: a required pointer is null");
-  QC_GPU_REQUIRE(a.head_dim > 0 && a.head_dim <= 1024 && a.n_kv > 0,
-                 "kv_store: need 0 < head_dim <= 1024 and n_kv > 0, got " + num(a.head_dim) + ", " + num(a.n_kv));
+  QC_GPU_REQUIRE(
+      a.head_dim > 0 && a.head_dim <= 1024 && a.n_kv > 0,
+      "kv_store: need 0 < head_dim <= 1024 and n_kv > 0, got " + num(a.head_dim) + ", " + num(a.n_kv));
   QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "kv_store: M must be in [1, 4], got " + num(a.m));
   QC_GPU_REQUIRE(a.ld_k >= a.n_kv * a.head_dim && a.ld_v >= a.n_kv * a.head_dim,
                  "kv_store: ld_k and ld_v must be >= n_kv*head_dim");

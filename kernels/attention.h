@@ -27,30 +27,30 @@ namespace qc::gpu {
 struct AttentionArgs {
   const float* q_gate = nullptr;  // [M][ld_q]: per query head [query head_dim | gate head_dim]
   int ld_q = 0;
-  const float* k = nullptr;       // [M][ld_k]: n_kv heads of head_dim
+  const float* k = nullptr;  // [M][ld_k]: n_kv heads of head_dim
   int ld_k = 0;
-  const float* v = nullptr;       // [M][ld_v]
+  const float* v = nullptr;  // [M][ld_v]
   int ld_v = 0;
   const float* q_norm = nullptr;  // [head_dim]
   const float* k_norm = nullptr;  // [head_dim]
   float eps = 1e-6f;
   float rope_theta = 1e7f;
-  int rope_dims = 64;             // even, <= head_dim
-  int n_head = 0;                 // query heads; a multiple of n_kv with group size 1, 2, 3, 4, 6 or 8
+  int rope_dims = 64;  // even, <= head_dim
+  int n_head = 0;      // query heads; a multiple of n_kv with group size 1, 2, 3, 4, 6 or 8
   int n_kv = 0;
-  int head_dim = 0;               // 128 or 256
-  uint16_t* k_cache = nullptr;    // [n_kv][max_ctx][head_dim] f16 bits
+  int head_dim = 0;             // 128 or 256
+  uint16_t* k_cache = nullptr;  // [n_kv][max_ctx][head_dim] f16 bits
   uint16_t* v_cache = nullptr;
   int max_ctx = 0;
-  const int* d_pos = nullptr;     // device: position of token row 0
+  const int* d_pos = nullptr;  // device: position of token row 0
   int m = 1;
-  int ctx_hint = 0;               // host: >= pos + M on every replay; sizes the split grid
-  int split_len = 0;              // positions per split; 0 = attention_split_len(...)
-  float* q_scratch = nullptr;     // attention_q_scratch_floats()
-  float* partials = nullptr;      // attention_partial_floats()
-  float* out = nullptr;           // optional [M][ld_out], n_head * head_dim wide
+  int ctx_hint = 0;            // host: >= pos + M on every replay; sizes the split grid
+  int split_len = 0;           // positions per split; 0 = attention_split_len(...)
+  float* q_scratch = nullptr;  // attention_q_scratch_floats()
+  float* partials = nullptr;   // attention_partial_floats()
+  float* out = nullptr;        // optional [M][ld_out], n_head * head_dim wide
   int ld_out = 0;
-  QActOut out_q{};                // optional quantised out
+  QActOut out_q{};  // optional quantised out
   bool pdl = false;
 };
 

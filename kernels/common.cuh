@@ -40,9 +40,15 @@ __device__ __forceinline__ void pdl_trigger() {
 }
 
 // ---- conversions ----
-__device__ __forceinline__ float h2f(uint16_t bits) { return __half2float(__ushort_as_half(bits)); }
-__device__ __forceinline__ float bf2f(uint16_t bits) { return __uint_as_float(static_cast<uint32_t>(bits) << 16); }
-__device__ __forceinline__ uint16_t f2h(float v) { return __half_as_ushort(__float2half_rn(v)); }
+__device__ __forceinline__ float h2f(uint16_t bits) {
+  return __half2float(__ushort_as_half(bits));
+}
+__device__ __forceinline__ float bf2f(uint16_t bits) {
+  return __uint_as_float(static_cast<uint32_t>(bits) << 16);
+}
+__device__ __forceinline__ uint16_t f2h(float v) {
+  return __half_as_ushort(__float2half_rn(v));
+}
 
 // ---- reductions ----
 // Butterfly over the 32 lanes: every lane ends with the same value, summed in the same tree on every run.
@@ -83,10 +89,16 @@ __device__ __forceinline__ float block_max(float v, float* scratch) {
 }
 
 // ---- model scalar functions (accurate library versions: they feed exponentials and gates) ----
-__device__ __forceinline__ float silu(float x) { return __fdiv_rn(x, __fadd_rn(1.0f, expf(-x))); }
-__device__ __forceinline__ float sigmoid(float x) { return __fdiv_rn(1.0f, __fadd_rn(1.0f, expf(-x))); }
+__device__ __forceinline__ float silu(float x) {
+  return __fdiv_rn(x, __fadd_rn(1.0f, expf(-x)));
+}
+__device__ __forceinline__ float sigmoid(float x) {
+  return __fdiv_rn(1.0f, __fadd_rn(1.0f, expf(-x)));
+}
 // softplus(x) = log(1 + exp(x)), linear above 20 like torch.nn.functional.softplus (threshold 20).
-__device__ __forceinline__ float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
+__device__ __forceinline__ float softplus(float x) {
+  return x > 20.0f ? x : log1pf(expf(x));
+}
 
 // ---- activation quantiser (layout.h: formats h and hl) ----
 // One warp quantises one 32-element block: lane j holds element j. Writes hi (and lo when non-null) at
@@ -144,6 +156,8 @@ inline int device_sm_count() {
   return n;
 }
 
-inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+inline bool aligned16(const void* p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
 
 }  // namespace qc::gpu

@@ -22,15 +22,23 @@ __global__ void __launch_bounds__(kThreads) embed_kernel(const EmbedArgs a) {
         v = __fmul_rn(h2f(a.q8.d[row * (a.dim / kQBlock) + i / kQBlock]),
                       static_cast<float>(a.q8.q[row * a.q8.row_stride + i]));
         break;
-      case EmbedType::kF32: v = static_cast<const float*>(a.dense)[row * a.dim + i]; break;
-      case EmbedType::kF16: v = h2f(static_cast<const uint16_t*>(a.dense)[row * a.dim + i]); break;
-      case EmbedType::kBF16: v = bf2f(static_cast<const uint16_t*>(a.dense)[row * a.dim + i]); break;
+      case EmbedType::kF32:
+        v = static_cast<const float*>(a.dense)[row * a.dim + i];
+        break;
+      case EmbedType::kF16:
+        v = h2f(static_cast<const uint16_t*>(a.dense)[row * a.dim + i]);
+        break;
+      case EmbedType::kBF16:
+        v = bf2f(static_cast<const uint16_t*>(a.dense)[row * a.dim + i]);
+        break;
     }
   }
   a.out[m * a.ld_out + i] = v;
 }
 
-std::string num(long long v) { return std::to_string(v); }
+std::string num(long long v) {
+  return std::to_string(v);
+}
 
 }  // namespace
 
@@ -47,8 +55,8 @@ GpuStatus embed(const EmbedArgs& a, cudaStream_t stream) {
   } else {
     QC_GPU_REQUIRE(a.dense, "embed: dense table pointer is null");
   }
-  QC_CUDA_CHECK(launch_kernel(embed_kernel, dim3((a.dim + kThreads - 1) / kThreads, a.m), dim3(kThreads), 0, stream,
-                              a.pdl, a));
+  QC_CUDA_CHECK(launch_kernel(embed_kernel, dim3((a.dim + kThreads - 1) / kThreads, a.m), dim3(kThreads), 0,
+                              stream, a.pdl, a));
   QC_LAUNCH_CHECK("embed_kernel", stream);
   return GpuStatus::success();
 }

@@ -16,11 +16,11 @@ struct EmbedArgs {
   const int* d_tokens = nullptr;  // [M] device
   int m = 1;
   EmbedType type = EmbedType::kQ8;
-  Q8Weights q8{};                 // kQ8: rows = n_vocab, cols = dim
-  const void* dense = nullptr;    // kF32 / kF16 / kBF16: [n_vocab][dim] (f16/bf16 as 16-bit words)
+  Q8Weights q8{};               // kQ8: rows = n_vocab, cols = dim
+  const void* dense = nullptr;  // kF32 / kF16 / kBF16: [n_vocab][dim] (f16/bf16 as 16-bit words)
   int n_vocab = 0;
   int dim = 0;
-  float* out = nullptr;           // [M][ld_out]
+  float* out = nullptr;  // [M][ld_out]
   int ld_out = 0;
   bool pdl = false;
 };

@@ -68,11 +68,14 @@ __global__ void __launch_bounds__(2 * kMaxDv) gdn_kernel(const GdnArgs a) {
     const float vu = conv_silu(a, conv_dim, pos0, p, v_ch);
     if (half == 0) a.conv_ring[slot * conv_dim + v_ch] = a.qkv[mt * a.ld_qkv + v_ch];
     // 2. L2 norms (same thread -> element mapping as above, so no barrier before the rescale).
-    const float qn = __fmul_rn(__fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(block_sum(qss, scratch), a.l2_eps))), q_scale);
+    const float qn =
+        __fmul_rn(__fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(block_sum(qss, scratch), a.l2_eps))), q_scale);
     const float kn = __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(block_sum(kss, scratch), a.l2_eps)));
     for (int c = threadIdx.x; c < 2 * DK; c += blockDim.x) {
-      if (c < DK) sq[c] = __fmul_rn(sq[c], qn);
-      else sk[c - DK] = __fmul_rn(sk[c - DK], kn);
+      if (c < DK)
+        sq[c] = __fmul_rn(sq[c], qn);
+      else
+        sk[c - DK] = __fmul_rn(sk[c - DK], kn);
     }
     __syncthreads();
     // 3. gates
@@ -107,7 +110,8 @@ __global__ void __launch_bounds__(2 * kMaxDv) gdn_kernel(const GdnArgs a) {
     // 5. gated output norm (each column counted once: by its half-0 thread)
     const float oss = block_sum(half == 0 ? __fmul_rn(o, o) : 0.0f, scratch);
     if (half == 0) {  // warp-uniform: dv is a multiple of 32
-      const float inv = __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(oss, static_cast<float>(dv)), a.norm_eps)));
+      const float inv =
+          __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(oss, static_cast<float>(dv)), a.norm_eps)));
       const float gate = silu(a.z[mt * a.ld_z + j * dv + v]);
       const float y = __fmul_rn(__fmul_rn(__fmul_rn(o, inv), a.norm_w[v]), gate);
       const int col = j * dv + v;
@@ -126,13 +130,15 @@ __global__ void __launch_bounds__(2 * kMaxDv) gdn_kernel(const GdnArgs a) {
   for (int k = 0; k < KH; ++k) state_out[k * dv] = S[k];
 }
 
-std::string num(long long v) { return std::to_string(v); }
+std::string num(long long v) {
+  return std::to_string(v);
+}
 
 }  // namespace
 
 GpuStatus gdn_step(const GdnArgs& a, cudaStream_t stream) {
-  QC_GPU_REQUIRE(a.qkv && a.z && a.beta && a.alpha && a.conv_w && a.dt_bias && a.ssm_a && a.norm_w && a.conv_ring &&
-                     a.state && a.d_pos,
+  QC_GPU_REQUIRE(a.qkv && a.z && a.beta && a.alpha && a.conv_w && a.dt_bias && a.ssm_a && a.norm_w &&
+                     a.conv_ring && a.state && a.d_pos,
                  "gdn_step: a required pointer is null");
   QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "gdn_step: M must be in [1, 4], got " + num(a.m));
   QC_GPU_REQUIRE(a.head_k_dim == 64 || a.head_k_dim == 128,
@@ -146,8 +152,10 @@ GpuStatus gdn_step(const GdnArgs& a, cudaStream_t stream) {
                  "gdn_step: need M + conv_kernel - 1 <= " + num(kConvRing) + ", got M=" + num(a.m) +
                      " conv_kernel=" + num(a.conv_kernel));
   const int inner = a.n_v_heads * a.head_v_dim;
-  QC_GPU_REQUIRE(a.ld_qkv >= a.conv_dim() && a.ld_z >= inner && a.ld_beta >= a.n_v_heads && a.ld_alpha >= a.n_v_heads,
-                 "gdn_step: ld_qkv >= conv_dim (" + num(a.conv_dim()) + "), ld_z >= Nv*dv, ld_beta/alpha >= Nv required");
+  QC_GPU_REQUIRE(
+      a.ld_qkv >= a.conv_dim() && a.ld_z >= inner && a.ld_beta >= a.n_v_heads && a.ld_alpha >= a.n_v_heads,
+      "gdn_step: ld_qkv >= conv_dim (" + num(a.conv_dim()) +
+          "), ld_z >= Nv*dv, ld_beta/alpha >= Nv required");
   QC_GPU_REQUIRE(a.out || a.out_q.hi, "gdn_step: no output requested");
   QC_GPU_REQUIRE(!a.out || a.ld_out >= inner, "gdn_step: ld_out must be >= Nv*dv=" + num(inner));
   QC_GPU_REQUIRE(!a.out_q.hi || (a.out_q.scale && a.out_q.ld >= inner && a.out_q.ld_scale >= inner / kQBlock),

@@ -29,30 +29,30 @@ inline constexpr int kConvRing = 8;
 
 struct GdnArgs {
   int m = 1;
-  int n_k_heads = 0;            // key heads (ssm.group_count)
-  int n_v_heads = 0;            // value heads (ssm.time_step_rank), a multiple of n_k_heads
-  int head_k_dim = 0;           // 64 or 128 (ssm.state_size)
-  int head_v_dim = 0;           // multiple of 32, <= 256
-  int conv_kernel = 4;          // M + conv_kernel - 1 <= kConvRing
-  const float* qkv = nullptr;   // [M][ld_qkv] conv inputs: q (Nk*dk) | k (Nk*dk) | v (Nv*dv)
+  int n_k_heads = 0;           // key heads (ssm.group_count)
+  int n_v_heads = 0;           // value heads (ssm.time_step_rank), a multiple of n_k_heads
+  int head_k_dim = 0;          // 64 or 128 (ssm.state_size)
+  int head_v_dim = 0;          // multiple of 32, <= 256
+  int conv_kernel = 4;         // M + conv_kernel - 1 <= kConvRing
+  const float* qkv = nullptr;  // [M][ld_qkv] conv inputs: q (Nk*dk) | k (Nk*dk) | v (Nv*dv)
   int ld_qkv = 0;
-  const float* z = nullptr;     // [M][ld_z] output gate, Nv*dv
+  const float* z = nullptr;  // [M][ld_z] output gate, Nv*dv
   int ld_z = 0;
   const float* beta = nullptr;  // [M][ld_beta] ssm_beta projection, before the sigmoid
   int ld_beta = 0;
-  const float* alpha = nullptr; // [M][ld_alpha] ssm_alpha projection, before softplus
+  const float* alpha = nullptr;  // [M][ld_alpha] ssm_alpha projection, before softplus
   int ld_alpha = 0;
-  const float* conv_w = nullptr;  // [conv_dim][conv_kernel] (GGUF ssm_conv1d {conv_kernel, conv_dim})
-  const float* dt_bias = nullptr; // [Nv]
-  const float* ssm_a = nullptr;   // [Nv] = -exp(A_log)
-  const float* norm_w = nullptr;  // [dv]
-  float* conv_ring = nullptr;     // [kConvRing][conv_dim]
-  float* state = nullptr;         // [Nv][dk][dv]
+  const float* conv_w = nullptr;     // [conv_dim][conv_kernel] (GGUF ssm_conv1d {conv_kernel, conv_dim})
+  const float* dt_bias = nullptr;    // [Nv]
+  const float* ssm_a = nullptr;      // [Nv] = -exp(A_log)
+  const float* norm_w = nullptr;     // [dv]
+  float* conv_ring = nullptr;        // [kConvRing][conv_dim]
+  float* state = nullptr;            // [Nv][dk][dv]
   float* state_per_token = nullptr;  // optional [M][Nv][dk][dv]
-  const int* d_pos = nullptr;     // device: position of token row 0
-  float* out = nullptr;           // optional [M][ld_out], Nv*dv
+  const int* d_pos = nullptr;        // device: position of token row 0
+  float* out = nullptr;              // optional [M][ld_out], Nv*dv
   int ld_out = 0;
-  QActOut out_q{};                // optional quantised y
+  QActOut out_q{};  // optional quantised y
   float l2_eps = 1e-6f;
   float norm_eps = 1e-6f;
   bool pdl = false;

@@ -43,7 +43,8 @@ __device__ __forceinline__ void unpack(int4 raw, float* out) {
                                static_cast<uint32_t>(raw.z), static_cast<uint32_t>(raw.w)};
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const uint16_t lo = static_cast<uint16_t>(words[j] & 0xffffu), hi = static_cast<uint16_t>(words[j] >> 16);
+      const uint16_t lo = static_cast<uint16_t>(words[j] & 0xffffu),
+                     hi = static_cast<uint16_t>(words[j] >> 16);
       out[2 * j] = T == DenseType::kF16 ? h2f(lo) : bf2f(lo);
       out[2 * j + 1] = T == DenseType::kF16 ? h2f(hi) : bf2f(hi);
     }
@@ -119,17 +120,22 @@ __global__ void __launch_bounds__(kThreads) gemv_dense_kernel(const GemvDenseArg
   if (piece == 0 && row < a.n && lane < M) {
 #pragma unroll
     for (int m = 0; m < M; ++m)
-      if (lane == m) a.y[m * a.ld_y + row] = a.residual ? __fadd_rn(acc[m], a.residual[m * a.ld_residual + row]) : acc[m];
+      if (lane == m)
+        a.y[m * a.ld_y + row] = a.residual ? __fadd_rn(acc[m], a.residual[m * a.ld_residual + row]) : acc[m];
   }
 }
 
 template <DenseType T, bool kVector>
 cudaError_t launch_m(const GemvDenseArgs& a, dim3 grid, cudaStream_t s) {
   switch (a.m) {
-    case 1: return launch_kernel(gemv_dense_kernel<T, 1, kVector>, grid, dim3(kThreads), 0, s, a.pdl, a);
-    case 2: return launch_kernel(gemv_dense_kernel<T, 2, kVector>, grid, dim3(kThreads), 0, s, a.pdl, a);
-    case 3: return launch_kernel(gemv_dense_kernel<T, 3, kVector>, grid, dim3(kThreads), 0, s, a.pdl, a);
-    default: return launch_kernel(gemv_dense_kernel<T, 4, kVector>, grid, dim3(kThreads), 0, s, a.pdl, a);
+    case 1:
+      return launch_kernel(gemv_dense_kernel<T, 1, kVector>, grid, dim3(kThreads), 0, s, a.pdl, a);
+    case 2:
+      return launch_kernel(gemv_dense_kernel<T, 2, kVector>, grid, dim3(kThreads), 0, s, a.pdl, a);
+    case 3:
+      return launch_kernel(gemv_dense_kernel<T, 3, kVector>, grid, dim3(kThreads), 0, s, a.pdl, a);
+    default:
+      return launch_kernel(gemv_dense_kernel<T, 4, kVector>, grid, dim3(kThreads), 0, s, a.pdl, a);
   }
 }
 
@@ -138,7 +144,9 @@ cudaError_t launch_t(const GemvDenseArgs& a, bool vec, dim3 grid, cudaStream_t s
   return vec ? launch_m<T, true>(a, grid, s) : launch_m<T, false>(a, grid, s);
 }
 
-std::string num(long long v) { return std::to_string(v); }
+std::string num(long long v) {
+  return std::to_string(v);
+}
 
 }  // namespace
 
@@ -157,15 +165,21 @@ GpuStatus gemv_dense(const GemvDenseArgs& in, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.warps_per_row == 1 || a.warps_per_row == 2 || a.warps_per_row == 4 || a.warps_per_row == 8,
                  "gemv_dense: warps_per_row must be 1, 2, 4 or 8, got " + num(a.warps_per_row));
   const int esize = a.type == DenseType::kF32 ? 4 : 2;
-  const bool vec = aligned16(a.w) && aligned16(a.x) && (static_cast<size_t>(a.ld_w) * esize) % 16 == 0 &&
-                   a.ld_x % 4 == 0;
+  const bool vec =
+      aligned16(a.w) && aligned16(a.x) && (static_cast<size_t>(a.ld_w) * esize) % 16 == 0 && a.ld_x % 4 == 0;
   const int rows_per_block = kWarps / a.warps_per_row;
   const dim3 grid((a.n + rows_per_block - 1) / rows_per_block);
   cudaError_t e = cudaErrorInvalidValue;
   switch (a.type) {
-    case DenseType::kF32: e = launch_t<DenseType::kF32>(a, vec, grid, stream); break;
-    case DenseType::kF16: e = launch_t<DenseType::kF16>(a, vec, grid, stream); break;
-    case DenseType::kBF16: e = launch_t<DenseType::kBF16>(a, vec, grid, stream); break;
+    case DenseType::kF32:
+      e = launch_t<DenseType::kF32>(a, vec, grid, stream);
+      break;
+    case DenseType::kF16:
+      e = launch_t<DenseType::kF16>(a, vec, grid, stream);
+      break;
+    case DenseType::kBF16:
+      e = launch_t<DenseType::kBF16>(a, vec, grid, stream);
+      break;
   }
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gemv_dense_kernel", __FILE__, __LINE__);
   QC_LAUNCH_CHECK("gemv_dense_kernel", stream);

@@ -11,19 +11,19 @@
 namespace qc::gpu {
 
 struct GemvDenseArgs {
-  const void* w = nullptr;           // [N][ld_w] elements of `type` (f16/bf16 as 16-bit words)
+  const void* w = nullptr;  // [N][ld_w] elements of `type` (f16/bf16 as 16-bit words)
   DenseType type = DenseType::kF32;
   int n = 0;
   int k = 0;
-  int ld_w = 0;                      // elements between rows, >= k
-  const float* x = nullptr;          // [M][ld_x]
+  int ld_w = 0;              // elements between rows, >= k
+  const float* x = nullptr;  // [M][ld_x]
   int ld_x = 0;
-  float* y = nullptr;                // [M][ld_y]
+  float* y = nullptr;  // [M][ld_y]
   int ld_y = 0;
-  const float* residual = nullptr;   // optional, may alias y
+  const float* residual = nullptr;  // optional, may alias y
   int ld_residual = 0;
   int m = 1;
-  int warps_per_row = 0;             // 0 = auto: 8 (one block per row) for small N, else 1
+  int warps_per_row = 0;  // 0 = auto: 8 (one block per row) for small N, else 1
   bool pdl = false;
 };
 GpuStatus gemv_dense(const GemvDenseArgs& args, cudaStream_t stream);

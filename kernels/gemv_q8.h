@@ -27,20 +27,20 @@ struct TileTuning {
 TileTuning tile_tuning_for(int m, int k, int n, int sm_count);
 
 struct GemvQ8Args {
-  Q8Weights w;                      // N x K
-  QActIn x;                         // quantised activations (h: x.lo may be null; hl: both words)
-  const float* x_f32 = nullptr;     // f32 activations [M][ld_x_f32] for the deq variant
+  Q8Weights w;                   // N x K
+  QActIn x;                      // quantised activations (h: x.lo may be null; hl: both words)
+  const float* x_f32 = nullptr;  // f32 activations [M][ld_x_f32] for the deq variant
   int ld_x_f32 = 0;
-  float* y = nullptr;               // [M][ld_y]
+  float* y = nullptr;  // [M][ld_y]
   int ld_y = 0;
   const float* residual = nullptr;  // optional: y = W a + residual (may alias y: in-place h += W a)
   int ld_residual = 0;
-  int m = 1;                        // token rows, 1..4
+  int m = 1;  // token rows, 1..4
   GemvVariant variant = GemvVariant::kTile;
-  int split_k = 4;                  // chunks for kSplitK
-  float* split_scratch = nullptr;   // kSplitK: split_k * M * N floats (gemv_q8_split_scratch_floats)
-  TileTuning tile{};                // kTile / kTileH
-  bool pdl = false;                 // launch with the programmatic-serialization attribute (sm_90)
+  int split_k = 4;                 // chunks for kSplitK
+  float* split_scratch = nullptr;  // kSplitK: split_k * M * N floats (gemv_q8_split_scratch_floats)
+  TileTuning tile{};               // kTile / kTileH
+  bool pdl = false;                // launch with the programmatic-serialization attribute (sm_90)
 };
 
 size_t gemv_q8_split_scratch_floats(int split_k, int m, int n);
@@ -52,13 +52,13 @@ GpuStatus gemv_q8(const GemvQ8Args& args, cudaStream_t stream);
 // quantised for the down projection (out_q, optional; N must then be a multiple of 32). Tile schedule,
 // so its g and u are bit-identical to gemv_q8 with kTile/kTileH and its h to swiglu() on those outputs.
 struct GemvQ8GateUpArgs {
-  Q8Weights gate;                   // N x K
-  Q8Weights up;                     // N x K
+  Q8Weights gate;  // N x K
+  Q8Weights up;    // N x K
   QActIn x;
   ActFormat format = ActFormat::kHL;  // kH or kHL: which words of x to read
-  float* out_f32 = nullptr;         // [M][ld_out] or null
+  float* out_f32 = nullptr;           // [M][ld_out] or null
   int ld_out = 0;
-  QActOut out_q{};                  // quantised h (out_q.lo null -> format h) or hi null for none
+  QActOut out_q{};  // quantised h (out_q.lo null -> format h) or hi null for none
   int m = 1;
   TileTuning tile{};
   bool pdl = false;

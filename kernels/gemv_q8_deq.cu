@@ -16,7 +16,9 @@ constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 
 // Sign-extended byte `i` of a 32-bit word, kept in registers (no aliasing through memory).
-__device__ __forceinline__ float byte_f(int w, int i) { return __int2float_rn((w << (24 - 8 * i)) >> 24); }
+__device__ __forceinline__ float byte_f(int w, int i) {
+  return __int2float_rn((w << (24 - 8 * i)) >> 24);
+}
 
 __device__ __forceinline__ float dot4(int w, float4 x, float acc) {
   acc = __fmaf_rn(byte_f(w, 0), x.x, acc);
@@ -26,9 +28,9 @@ __device__ __forceinline__ float dot4(int w, float4 x, float acc) {
 }
 
 template <int M>
-__global__ void __launch_bounds__(kThreads) gemv_deq_kernel(const int8_t* wq, const uint16_t* wd, int n, int k,
-                                                            int w_stride, const float* x, int ld_x, float* y,
-                                                            int ld_y, const float* res, int ld_res) {
+__global__ void __launch_bounds__(kThreads)
+    gemv_deq_kernel(const int8_t* wq, const uint16_t* wd, int n, int k, int w_stride, const float* x,
+                    int ld_x, float* y, int ld_y, const float* res, int ld_res) {
   pdl_wait();
   pdl_trigger();
   const int lane = threadIdx.x & 31;
@@ -68,17 +70,18 @@ GpuStatus launch_gemv_deq(const GemvQ8Args& a, cudaStream_t stream) {
   const int n = a.w.rows;
   const dim3 grid((n + kWarps - 1) / kWarps);
   cudaError_t e = cudaErrorInvalidValue;
-#define QC_DEQ_CASE(M)                                                                                   \
-  case M:                                                                                                \
+#define QC_DEQ_CASE(M)                                                                                       \
+  case M:                                                                                                    \
     e = launch_kernel(gemv_deq_kernel<M>, grid, dim3(kThreads), 0, stream, a.pdl, a.w.q, a.w.d, n, a.w.cols, \
-                      a.w.row_stride, a.x_f32, a.ld_x_f32, a.y, a.ld_y, a.residual, a.ld_residual);      \
+                      a.w.row_stride, a.x_f32, a.ld_x_f32, a.y, a.ld_y, a.residual, a.ld_residual);          \
     break;
   switch (a.m) {
     QC_DEQ_CASE(1)
     QC_DEQ_CASE(2)
     QC_DEQ_CASE(3)
     QC_DEQ_CASE(4)
-    default: break;
+    default:
+      break;
   }
 #undef QC_DEQ_CASE
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gemv_deq_kernel", __FILE__, __LINE__);

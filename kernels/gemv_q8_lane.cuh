@@ -45,7 +45,9 @@ __device__ __forceinline__ float seg_fold(float acc, float v, uint16_t w_scale, 
 __device__ __forceinline__ bool lane_active(int seg, int lane, int k) {
   return seg * kSegBytes + 16 * lane < k;
 }
-__device__ __forceinline__ int num_segments(int k) { return (k + kSegBytes - 1) / kSegBytes; }
+__device__ __forceinline__ int num_segments(int k) {
+  return (k + kSegBytes - 1) / kSegBytes;
+}
 
 // Weight loads bypass L1 (streamed once) and use the read-only path.
 __device__ __forceinline__ int4 load_w16(const int8_t* p) {

@@ -75,7 +75,8 @@ __global__ void __launch_bounds__(kThreads) gemv_rows_kernel(const RowsParams p)
       const bool on = s + u < s_end && lane_active(s + u, lane, p.k);
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        w[u][r] = on ? __ldg(reinterpret_cast<const int4*>(wrow[r] + (s + u) * kSegBytes)) : make_int4(0, 0, 0, 0);
+        w[u][r] =
+            on ? __ldg(reinterpret_cast<const int4*>(wrow[r] + (s + u) * kSegBytes)) : make_int4(0, 0, 0, 0);
         wd[u][r] = on ? __ldg(drow[r] + (s + u) * kSegBlocks + lane / 2) : uint16_t{0};
       }
     }
@@ -88,10 +89,12 @@ __global__ void __launch_bounds__(kThreads) gemv_rows_kernel(const RowsParams p)
         for (int m = 0; m < M; ++m) {
           const int4 ah = __ldg(reinterpret_cast<const int4*>(p.xh + m * p.ld + seg * kSegBytes + 16 * lane));
           int4 al = ah;
-          if constexpr (kHL) al = __ldg(reinterpret_cast<const int4*>(p.xl + m * p.ld + seg * kSegBytes + 16 * lane));
+          if constexpr (kHL)
+            al = __ldg(reinterpret_cast<const int4*>(p.xl + m * p.ld + seg * kSegBytes + 16 * lane));
           const float xs = __ldg(p.xs + m * p.ld_s + b);
 #pragma unroll
-          for (int r = 0; r < R; ++r) acc[m][r] = seg_fold(acc[m][r], seg_value<kHL>(w[u][r], ah, al), wd[u][r], xs);
+          for (int r = 0; r < R; ++r)
+            acc[m][r] = seg_fold(acc[m][r], seg_value<kHL>(w[u][r], ah, al), wd[u][r], xs);
         }
       }
     }
@@ -115,26 +118,31 @@ __global__ void __launch_bounds__(kThreads) gemv_rows_kernel(const RowsParams p)
 }
 
 // y[m][n] = sum over chunks c = 0, 1, ... (ascending) of part[c][m][n], then + residual.
-__global__ void __launch_bounds__(kThreads) split_combine_kernel(const float* part, int chunks, int m_rows,
-                                                                 int n, float* y, int ld_y, const float* res,
-                                                                 int ld_res) {
+__global__ void __launch_bounds__(kThreads)
+    split_combine_kernel(const float* part, int chunks, int m_rows, int n, float* y, int ld_y,
+                         const float* res, int ld_res) {
   pdl_wait();
   pdl_trigger();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= m_rows * n) return;
   const int m = i / n, row = i - m * n;
   float acc = part[static_cast<size_t>(m) * n + row];
-  for (int c = 1; c < chunks; ++c) acc = __fadd_rn(acc, part[(static_cast<size_t>(c) * m_rows + m) * n + row]);
+  for (int c = 1; c < chunks; ++c)
+    acc = __fadd_rn(acc, part[(static_cast<size_t>(c) * m_rows + m) * n + row]);
   y[m * ld_y + row] = res ? __fadd_rn(acc, res[m * ld_res + row]) : acc;
 }
 
 template <bool kHL, int R, int U>
 cudaError_t launch_m(const RowsParams& p, int m, dim3 grid, cudaStream_t s, bool pdl) {
   switch (m) {
-    case 1: return launch_kernel(gemv_rows_kernel<kHL, 1, R, U>, grid, dim3(kThreads), 0, s, pdl, p);
-    case 2: return launch_kernel(gemv_rows_kernel<kHL, 2, R, U>, grid, dim3(kThreads), 0, s, pdl, p);
-    case 3: return launch_kernel(gemv_rows_kernel<kHL, 3, R, U>, grid, dim3(kThreads), 0, s, pdl, p);
-    default: return launch_kernel(gemv_rows_kernel<kHL, 4, R, U>, grid, dim3(kThreads), 0, s, pdl, p);
+    case 1:
+      return launch_kernel(gemv_rows_kernel<kHL, 1, R, U>, grid, dim3(kThreads), 0, s, pdl, p);
+    case 2:
+      return launch_kernel(gemv_rows_kernel<kHL, 2, R, U>, grid, dim3(kThreads), 0, s, pdl, p);
+    case 3:
+      return launch_kernel(gemv_rows_kernel<kHL, 3, R, U>, grid, dim3(kThreads), 0, s, pdl, p);
+    default:
+      return launch_kernel(gemv_rows_kernel<kHL, 4, R, U>, grid, dim3(kThreads), 0, s, pdl, p);
   }
 }
 
@@ -145,21 +153,37 @@ GpuStatus launch_gemv_rows(const GemvQ8Args& a, const RowsShape& shape, cudaStre
   const int nseg = (k + kSegBytes - 1) / kSegBytes;
   const int chunks = shape.split_k > 1 ? shape.split_k : 1;
   const int per = (nseg + chunks - 1) / chunks;
-  RowsParams p{a.w.q, a.w.d, n, k, a.w.row_stride, a.x.hi, a.x.lo, a.x.scale, a.x.ld, a.x.ld_scale,
-               a.y, a.ld_y, a.residual, a.ld_residual, per, chunks > 1 ? a.split_scratch : nullptr};
+  RowsParams p{a.w.q,          a.w.d,         n,      k,
+               a.w.row_stride, a.x.hi,        a.x.lo, a.x.scale,
+               a.x.ld,         a.x.ld_scale,  a.y,    a.ld_y,
+               a.residual,     a.ld_residual, per,    chunks > 1 ? a.split_scratch : nullptr};
   const int rows_per_block = kWarps * shape.rows_per_warp;
   const dim3 grid((n + rows_per_block - 1) / rows_per_block, chunks);
 
   cudaError_t e = cudaErrorInvalidValue;
   const int key = (shape.hl ? 100 : 0) + shape.rows_per_warp * 10 + shape.unroll;
   switch (key) {
-    case 11: e = launch_m<false, 1, 1>(p, a.m, grid, stream, a.pdl); break;   // h
-    case 12: e = launch_m<false, 1, 2>(p, a.m, grid, stream, a.pdl); break;   // hu
-    case 21: e = launch_m<false, 2, 1>(p, a.m, grid, stream, a.pdl); break;   // h2
-    case 111: e = launch_m<true, 1, 1>(p, a.m, grid, stream, a.pdl); break;   // hl, sk
-    case 112: e = launch_m<true, 1, 2>(p, a.m, grid, stream, a.pdl); break;   // hlu
-    case 114: e = launch_m<true, 1, 4>(p, a.m, grid, stream, a.pdl); break;   // hlu4
-    case 121: e = launch_m<true, 2, 1>(p, a.m, grid, stream, a.pdl); break;   // hl2
+    case 11:
+      e = launch_m<false, 1, 1>(p, a.m, grid, stream, a.pdl);
+      break;  // h
+    case 12:
+      e = launch_m<false, 1, 2>(p, a.m, grid, stream, a.pdl);
+      break;  // hu
+    case 21:
+      e = launch_m<false, 2, 1>(p, a.m, grid, stream, a.pdl);
+      break;  // h2
+    case 111:
+      e = launch_m<true, 1, 1>(p, a.m, grid, stream, a.pdl);
+      break;  // hl, sk
+    case 112:
+      e = launch_m<true, 1, 2>(p, a.m, grid, stream, a.pdl);
+      break;  // hlu
+    case 114:
+      e = launch_m<true, 1, 4>(p, a.m, grid, stream, a.pdl);
+      break;  // hlu4
+    case 121:
+      e = launch_m<true, 2, 1>(p, a.m, grid, stream, a.pdl);
+      break;  // hl2
     default:
       return GpuStatus::invalid("gemv_q8 rows: no kernel for hl=" + std::to_string(shape.hl) +
                                 " rows_per_warp=" + std::to_string(shape.rows_per_warp) +

@@ -80,7 +80,8 @@ __global__ void __launch_bounds__(kThreads) gemv_tile_kernel(const TileParams p)
         const bool on = row < p.n && s < nseg && lane_active(s, lane, p.k);
         wv[i][u] = on ? load_w16(wq + static_cast<size_t>(row) * p.w_stride + s * kSegBytes + 16 * lane)
                       : make_int4(0, 0, 0, 0);
-        wsv[i][u] = on ? __ldg(wd + static_cast<size_t>(row) * d_stride + s * kSegBlocks + lane / 2) : uint16_t{0};
+        wsv[i][u] =
+            on ? __ldg(wd + static_cast<size_t>(row) * d_stride + s * kSegBlocks + lane / 2) : uint16_t{0};
       }
     }
   };
@@ -105,9 +106,11 @@ __global__ void __launch_bounds__(kThreads) gemv_tile_kernel(const TileParams p)
     const int vec = p.k / 16;
     for (int i = threadIdx.x; i < M * vec; i += kThreads) {
       const int m = i / vec, v = i - m * vec;
-      *reinterpret_cast<int4*>(sh + m * kp + 16 * v) = __ldg(reinterpret_cast<const int4*>(p.xh + m * p.ld + 16 * v));
+      *reinterpret_cast<int4*>(sh + m * kp + 16 * v) =
+          __ldg(reinterpret_cast<const int4*>(p.xh + m * p.ld + 16 * v));
       if constexpr (kHL)
-        *reinterpret_cast<int4*>(sl + m * kp + 16 * v) = __ldg(reinterpret_cast<const int4*>(p.xl + m * p.ld + 16 * v));
+        *reinterpret_cast<int4*>(sl + m * kp + 16 * v) =
+            __ldg(reinterpret_cast<const int4*>(p.xl + m * p.ld + 16 * v));
     }
     for (int i = threadIdx.x; i < M * d_stride; i += kThreads) {
       const int m = i / d_stride, b = i - m * d_stride;
@@ -146,7 +149,8 @@ __global__ void __launch_bounds__(kThreads) gemv_tile_kernel(const TileParams p)
               if constexpr (kHL) al = *reinterpret_cast<const int4*>(xl + m * ld + s * kSegBytes + 16 * lane);
               const float xsv = xs[m * ld_s + b];
 #pragma unroll
-              for (int i = 0; i < kRows; ++i) acc[m][i] = seg_fold(acc[m][i], seg_value<kHL>(wv[i][u], ah, al), wsv[i][u], xsv);
+              for (int i = 0; i < kRows; ++i)
+                acc[m][i] = seg_fold(acc[m][i], seg_value<kHL>(wv[i][u], ah, al), wsv[i][u], xsv);
             }
           }
         }
@@ -180,8 +184,8 @@ __global__ void __launch_bounds__(kThreads) gemv_tile_kernel(const TileParams p)
         if (warp < M) {
           const int m = warp;
           const int base = tile * kGateUpTile;
-          quantize_block_warp(tile_out[m][lane], p.oh + m * p.ld_o + base, p.ol ? p.ol + m * p.ld_o + base : nullptr,
-                              p.os + m * p.ld_os + tile);
+          quantize_block_warp(tile_out[m][lane], p.oh + m * p.ld_o + base,
+                              p.ol ? p.ol + m * p.ld_o + base : nullptr, p.os + m * p.ld_os + tile);
         }
         __syncthreads();
       }
@@ -200,7 +204,8 @@ cudaError_t launch_one(const TileParams& p, dim3 grid, size_t smem, cudaStream_t
   // Above 48 KB the per-kernel limit must be raised; a plain attribute write, legal during stream capture
   // (FlashAttention does the same per launch inside captured decode graphs).
   if (smem > 48 * 1024) {
-    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    const cudaError_t e =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     if (e != cudaSuccess) return e;
   }
   return launch_kernel(kernel, grid, dim3(kThreads), smem, s, pdl, p);
@@ -209,10 +214,14 @@ cudaError_t launch_one(const TileParams& p, dim3 grid, size_t smem, cudaStream_t
 template <bool kHL, int R, int U, int kMats>
 cudaError_t launch_m(const TileParams& p, int m, dim3 grid, size_t smem, cudaStream_t s, bool pdl) {
   switch (m) {
-    case 1: return launch_one<kHL, 1, R, U, kMats>(p, grid, smem, s, pdl);
-    case 2: return launch_one<kHL, 2, R, U, kMats>(p, grid, smem, s, pdl);
-    case 3: return launch_one<kHL, 3, R, U, kMats>(p, grid, smem, s, pdl);
-    default: return launch_one<kHL, 4, R, U, kMats>(p, grid, smem, s, pdl);
+    case 1:
+      return launch_one<kHL, 1, R, U, kMats>(p, grid, smem, s, pdl);
+    case 2:
+      return launch_one<kHL, 2, R, U, kMats>(p, grid, smem, s, pdl);
+    case 3:
+      return launch_one<kHL, 3, R, U, kMats>(p, grid, smem, s, pdl);
+    default:
+      return launch_one<kHL, 4, R, U, kMats>(p, grid, smem, s, pdl);
   }
 }
 
@@ -240,10 +249,12 @@ GpuStatus resolve(TileTuning& t, int m, int k, int n, int sms, bool gateup) {
   if (t.blocks_per_sm < 0) t.blocks_per_sm = d.blocks_per_sm;
   const bool ok = (t.rows_per_warp == 1 && (t.unroll == 4 || t.unroll == 8)) ||
                   (!gateup && t.rows_per_warp == 2 && t.unroll == 4);
-  QC_GPU_REQUIRE(ok, std::string("gemv tile: unsupported schedule rows_per_warp=") + std::to_string(t.rows_per_warp) +
-                         " unroll=" + std::to_string(t.unroll) + (gateup ? " (gate+up needs rows_per_warp 1)" : "") +
+  QC_GPU_REQUIRE(ok, std::string("gemv tile: unsupported schedule rows_per_warp=") +
+                         std::to_string(t.rows_per_warp) + " unroll=" + std::to_string(t.unroll) +
+                         (gateup ? " (gate+up needs rows_per_warp 1)" : "") +
                          "; compiled: (1,4), (1,8), (2,4)");
-  QC_GPU_REQUIRE(t.blocks_per_sm <= 8, "gemv tile: blocks_per_sm must be <= 8, got " + std::to_string(t.blocks_per_sm));
+  QC_GPU_REQUIRE(t.blocks_per_sm <= 8,
+                 "gemv tile: blocks_per_sm must be <= 8, got " + std::to_string(t.blocks_per_sm));
   return GpuStatus::success();
 }
 
@@ -263,9 +274,12 @@ GpuStatus launch_gemv_tile(const GemvQ8Args& a, bool hl, const TileTuning& tunin
   const int n_tiles = (n + tile_rows - 1) / tile_rows;
   const int sbytes = stage_bytes(hl, a.m, k);
   const bool stage = sbytes <= kStageLimit;
-  TileParams p{a.w.q, a.w.d, nullptr, nullptr, n, k, a.w.row_stride, a.x.hi, a.x.lo, a.x.scale, a.x.ld,
-               a.x.ld_scale, a.y, a.ld_y, a.residual, a.ld_residual, nullptr, nullptr, nullptr, 0, 0,
-               tile_rows, n_tiles, stage ? 1 : 0};
+  TileParams p{a.w.q,   a.w.d,     nullptr,        nullptr,
+               n,       k,         a.w.row_stride, a.x.hi,
+               a.x.lo,  a.x.scale, a.x.ld,         a.x.ld_scale,
+               a.y,     a.ld_y,    a.residual,     a.ld_residual,
+               nullptr, nullptr,   nullptr,        0,
+               0,       tile_rows, n_tiles,        stage ? 1 : 0};
   const cudaError_t e = launch_shape<1>(p, hl, a.m, t, tile_grid(n_tiles, t.blocks_per_sm, sms),
                                         stage ? static_cast<size_t>(sbytes) : 0, stream, a.pdl);
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gemv_tile_kernel", __FILE__, __LINE__);
@@ -282,9 +296,10 @@ GpuStatus launch_gemv_gateup(const GemvQ8GateUpArgs& a, const TileTuning& tuning
   const int n_tiles = (n + kGateUpTile - 1) / kGateUpTile;
   const int sbytes = stage_bytes(hl, a.m, k);
   const bool stage = sbytes <= kStageLimit;
-  TileParams p{a.gate.q, a.gate.d, a.up.q, a.up.d, n, k, a.gate.row_stride, a.x.hi, a.x.lo, a.x.scale, a.x.ld,
-               a.x.ld_scale, a.out_f32, a.ld_out, nullptr, 0, a.out_q.hi, a.out_q.lo, a.out_q.scale, a.out_q.ld,
-               a.out_q.ld_scale, kGateUpTile, n_tiles, stage ? 1 : 0};
+  TileParams p{a.gate.q,          a.gate.d,   a.up.q,           a.up.d,      n,          k,
+               a.gate.row_stride, a.x.hi,     a.x.lo,           a.x.scale,   a.x.ld,     a.x.ld_scale,
+               a.out_f32,         a.ld_out,   nullptr,          0,           a.out_q.hi, a.out_q.lo,
+               a.out_q.scale,     a.out_q.ld, a.out_q.ld_scale, kGateUpTile, n_tiles,    stage ? 1 : 0};
   const cudaError_t e = launch_shape<2>(p, hl, a.m, t, tile_grid(n_tiles, t.blocks_per_sm, sms),
                                         stage ? static_cast<size_t>(sbytes) : 0, stream, a.pdl);
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gemv_tile_kernel (gate+up)", __FILE__, __LINE__);

@@ -25,7 +25,9 @@ namespace qc::gpu {
 inline constexpr int kMaxTokens = 4;  // M: rows of activations a token-path kernel handles at once
 inline constexpr int kQBlock = 32;    // elements per quantisation block (weights and activations)
 
-inline constexpr int q8_row_stride(int cols) { return (cols + 15) / 16 * 16; }
+inline constexpr int q8_row_stride(int cols) {
+  return (cols + 15) / 16 * 16;
+}
 
 // Q8_0 weights, split layout (device pointers).
 struct Q8Weights {
@@ -38,15 +40,15 @@ struct Q8Weights {
 
 // Quantised activations of M token rows (device pointers). `lo` is null for format h.
 struct QActIn {
-  const int8_t* hi = nullptr;   // [M][ld]
-  const int8_t* lo = nullptr;   // [M][ld] or null
-  const float* scale = nullptr; // [M][ld_scale]
-  int ld = 0;                   // elements between token rows of hi/lo; multiple of 16
-  int ld_scale = 0;             // floats between token rows of scale; >= K / 32
+  const int8_t* hi = nullptr;    // [M][ld]
+  const int8_t* lo = nullptr;    // [M][ld] or null
+  const float* scale = nullptr;  // [M][ld_scale]
+  int ld = 0;                    // elements between token rows of hi/lo; multiple of 16
+  int ld_scale = 0;              // floats between token rows of scale; >= K / 32
 };
 struct QActOut {
   int8_t* hi = nullptr;
-  int8_t* lo = nullptr;         // null: write format h only
+  int8_t* lo = nullptr;  // null: write format h only
   float* scale = nullptr;
   int ld = 0;
   int ld_scale = 0;

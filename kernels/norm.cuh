@@ -11,14 +11,14 @@
 namespace qc::gpu {
 
 struct NormRow {
-  const float* x;     // [n] input
-  const float* add;   // [n] or null: x' = x + add (the residual add), written to x_out
-  float* x_out;       // [n] or null (required when add is set; may alias x)
-  const float* w;     // [n] norm weight
-  float* out;         // [n] normed f32 or null
-  int8_t* q_hi;       // [n] or null: quantised normed (n multiple of 32)
-  int8_t* q_lo;       // [n] or null (format h)
-  float* q_scale;     // [n / 32]
+  const float* x;    // [n] input
+  const float* add;  // [n] or null: x' = x + add (the residual add), written to x_out
+  float* x_out;      // [n] or null (required when add is set; may alias x)
+  const float* w;    // [n] norm weight
+  float* out;        // [n] normed f32 or null
+  int8_t* q_hi;      // [n] or null: quantised normed (n multiple of 32)
+  int8_t* q_lo;      // [n] or null (format h)
+  float* q_scale;    // [n / 32]
   int n;
   float eps;
 };
@@ -46,8 +46,8 @@ __device__ inline void rmsnorm_row_block(const NormRow& r, float* buf, float* sc
     __syncthreads();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     for (int b = warp; b < r.n / kQBlock; b += nwarps)
-      quantize_block_warp(buf[b * kQBlock + lane], r.q_hi + b * kQBlock, r.q_lo ? r.q_lo + b * kQBlock : nullptr,
-                          r.q_scale + b);
+      quantize_block_warp(buf[b * kQBlock + lane], r.q_hi + b * kQBlock,
+                          r.q_lo ? r.q_lo + b * kQBlock : nullptr, r.q_scale + b);
   }
 }
 

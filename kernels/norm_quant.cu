@@ -7,7 +7,7 @@ namespace qc::gpu {
 namespace {
 
 constexpr int kNormThreads = 512;
-constexpr int kMaxNormN = 12 * 1024;    // 48 KB of shared memory for the staged row
+constexpr int kMaxNormN = 12 * 1024;  // 48 KB of shared memory for the staged row
 constexpr size_t kDefaultSmem = 40 * 1024;
 
 __global__ void __launch_bounds__(kNormThreads) rmsnorm_kernel(const RmsNormArgs a) {
@@ -46,15 +46,18 @@ __global__ void __launch_bounds__(kQuantThreads) quantize_kernel(const QuantizeA
   quantize_block_warp(v, hi, lo, a.out.scale + m * a.out.ld_scale + blk);
 }
 
-std::string num(long long v) { return std::to_string(v); }
+std::string num(long long v) {
+  return std::to_string(v);
+}
 
 GpuStatus check_qout(const char* who, const QActOut& q, int n) {
   if (!q.hi) return GpuStatus::success();
-  QC_GPU_REQUIRE(n % kQBlock == 0, std::string(who) + ": a quantised output needs n multiple of 32, got " + num(n));
+  QC_GPU_REQUIRE(n % kQBlock == 0,
+                 std::string(who) + ": a quantised output needs n multiple of 32, got " + num(n));
   QC_GPU_REQUIRE(q.scale, std::string(who) + ": out_q.scale is null");
   QC_GPU_REQUIRE(q.ld >= n && q.ld_scale >= n / kQBlock,
-                 std::string(who) + ": out_q ld must be >= n=" + num(n) + " and ld_scale >= n/32, got " + num(q.ld) +
-                     ", " + num(q.ld_scale));
+                 std::string(who) + ": out_q ld must be >= n=" + num(n) + " and ld_scale >= n/32, got " +
+                     num(q.ld) + ", " + num(q.ld_scale));
   return GpuStatus::success();
 }
 
@@ -62,17 +65,20 @@ GpuStatus check_qout(const char* who, const QActOut& q, int n) {
 
 GpuStatus rmsnorm(const RmsNormArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.x && a.weight, "rmsnorm: x and weight must be non-null");
-  QC_GPU_REQUIRE(a.n > 0 && a.n <= kMaxNormN, "rmsnorm: n must be in [1, " + num(kMaxNormN) + "], got " + num(a.n));
+  QC_GPU_REQUIRE(a.n > 0 && a.n <= kMaxNormN,
+                 "rmsnorm: n must be in [1, " + num(kMaxNormN) + "], got " + num(a.n));
   QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "rmsnorm: M must be in [1, 4], got " + num(a.m));
   QC_GPU_REQUIRE(a.ld_x >= a.n, "rmsnorm: ld_x must be >= n=" + num(a.n) + ", got " + num(a.ld_x));
   QC_GPU_REQUIRE(!a.add || (a.x_out && a.ld_add >= a.n && a.ld_x_out >= a.n),
                  "rmsnorm: the residual add needs x_out and ld_add, ld_x_out >= n=" + num(a.n));
   QC_GPU_REQUIRE(a.out || a.out_q.hi || a.add, "rmsnorm: no output requested");
-  QC_GPU_REQUIRE(!a.out || a.ld_out >= a.n, "rmsnorm: ld_out must be >= n=" + num(a.n) + ", got " + num(a.ld_out));
+  QC_GPU_REQUIRE(!a.out || a.ld_out >= a.n,
+                 "rmsnorm: ld_out must be >= n=" + num(a.n) + ", got " + num(a.ld_out));
   QC_GPU_TRY(check_qout("rmsnorm", a.out_q, a.n));
   const size_t smem = a.n * sizeof(float);
   if (smem > kDefaultSmem)  // beyond the default dynamic limit (the static scratch shares the 48 KB)
-    QC_CUDA_CHECK(cudaFuncSetAttribute(rmsnorm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    QC_CUDA_CHECK(cudaFuncSetAttribute(rmsnorm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(smem)));
   QC_CUDA_CHECK(launch_kernel(rmsnorm_kernel, dim3(a.m), dim3(kNormThreads), smem, stream, a.pdl, a));
   QC_LAUNCH_CHECK("rmsnorm_kernel", stream);
   return GpuStatus::success();
@@ -86,8 +92,8 @@ GpuStatus quantize_act(const QuantizeArgs& a, cudaStream_t stream) {
   QC_GPU_TRY(check_qout("quantize_act", a.out, a.n));
   const int blocks = a.m * (a.n / kQBlock);
   const int warps = kQuantThreads / 32;
-  QC_CUDA_CHECK(launch_kernel(quantize_kernel, dim3((blocks + warps - 1) / warps), dim3(kQuantThreads), 0, stream,
-                              a.pdl, a));
+  QC_CUDA_CHECK(launch_kernel(quantize_kernel, dim3((blocks + warps - 1) / warps), dim3(kQuantThreads), 0,
+                              stream, a.pdl, a));
   QC_LAUNCH_CHECK("quantize_kernel", stream);
   return GpuStatus::success();
 }

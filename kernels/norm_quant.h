@@ -14,19 +14,19 @@
 namespace qc::gpu {
 
 struct RmsNormArgs {
-  const float* x = nullptr;      // [M][ld_x] the residual stream
+  const float* x = nullptr;  // [M][ld_x] the residual stream
   int ld_x = 0;
-  const float* add = nullptr;    // optional [M][ld_add]: x' = x + add is normalised and written to x_out
+  const float* add = nullptr;  // optional [M][ld_add]: x' = x + add is normalised and written to x_out
   int ld_add = 0;
-  float* x_out = nullptr;        // [M][ld_x_out]; required with `add`, may alias x (in-place h += y)
+  float* x_out = nullptr;  // [M][ld_x_out]; required with `add`, may alias x (in-place h += y)
   int ld_x_out = 0;
-  const float* weight = nullptr; // [n] f32 (GGUF norms already include the +1)
-  int n = 0;                     // row length; multiple of 32 when out_q is requested
-  int m = 1;                     // token rows 1..4
+  const float* weight = nullptr;  // [n] f32 (GGUF norms already include the +1)
+  int n = 0;                      // row length; multiple of 32 when out_q is requested
+  int m = 1;                      // token rows 1..4
   float eps = 1e-6f;
-  float* out = nullptr;          // optional [M][ld_out] normed f32
+  float* out = nullptr;  // optional [M][ld_out] normed f32
   int ld_out = 0;
-  QActOut out_q{};               // optional quantised normed (out_q.lo null: format h); hi null: none
+  QActOut out_q{};  // optional quantised normed (out_q.lo null: format h); hi null: none
   bool pdl = false;
 };
 GpuStatus rmsnorm(const RmsNormArgs& args, cudaStream_t stream);

@@ -21,8 +21,8 @@ __global__ void __launch_bounds__(kThreads) probe_kernel(const ProbeArgs a) {
 
 GpuStatus probe_l2(const ProbeArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.x && a.out, "probe_l2: x and out must be non-null");
-  QC_GPU_REQUIRE(a.n > 0 && a.index >= 0, "probe_l2: need n > 0 and index >= 0, got n=" + std::to_string(a.n) +
-                                              " index=" + std::to_string(a.index));
+  QC_GPU_REQUIRE(a.n > 0 && a.index >= 0, "probe_l2: need n > 0 and index >= 0, got n=" +
+                                              std::to_string(a.n) + " index=" + std::to_string(a.index));
   QC_CUDA_CHECK(launch_kernel(probe_kernel, dim3(1), dim3(kThreads), 0, stream, a.pdl, a));
   QC_LAUNCH_CHECK("probe_kernel", stream);
   return GpuStatus::success();

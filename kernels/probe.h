@@ -11,8 +11,8 @@ namespace qc::gpu {
 struct ProbeArgs {
   const float* x = nullptr;  // [n]
   int n = 0;
-  float* out = nullptr;      // device array
-  int index = 0;             // slot (the layer)
+  float* out = nullptr;  // device array
+  int index = 0;         // slot (the layer)
   bool pdl = false;
 };
 GpuStatus probe_l2(const ProbeArgs& args, cudaStream_t stream);

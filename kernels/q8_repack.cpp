@@ -9,9 +9,8 @@ namespace qc::gpu {
 
 GpuStatus repack_q8_0(const uint8_t* gguf, int64_t rows, int64_t cols, int8_t* q_out, uint16_t* d_out) {
   QC_GPU_REQUIRE(gguf && q_out && d_out, "repack_q8_0: null pointer argument");
-  QC_GPU_REQUIRE(rows > 0 && cols > 0,
-                 "repack_q8_0: expected a non-empty matrix, got " + std::to_string(rows) + " x " +
-                     std::to_string(cols));
+  QC_GPU_REQUIRE(rows > 0 && cols > 0, "repack_q8_0: expected a non-empty matrix, got " +
+                                           std::to_string(rows) + " x " + std::to_string(cols));
   QC_GPU_REQUIRE(cols % kQBlock == 0,
                  "repack_q8_0: cols must be a multiple of 32, got " + std::to_string(cols));
   QC_GPU_REQUIRE(cols <= (int64_t{1} << 30), "repack_q8_0: cols too large: " + std::to_string(cols));

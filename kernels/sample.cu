@@ -20,7 +20,8 @@ __device__ __forceinline__ unsigned long long make_key(float v, int i) {
   uint32_t bits = __float_as_uint(v);
   if (isnan(v)) bits = 0xff800000u;  // -inf
   const uint32_t ord = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
-  return (static_cast<unsigned long long>(ord) << 32) | static_cast<uint32_t>(0xffffffffu - static_cast<uint32_t>(i));
+  return (static_cast<unsigned long long>(ord) << 32) |
+         static_cast<uint32_t>(0xffffffffu - static_cast<uint32_t>(i));
 }
 __device__ __forceinline__ float key_value(unsigned long long key) {
   const uint32_t ord = static_cast<uint32_t>(key >> 32);
@@ -51,8 +52,8 @@ __device__ void bitonic_desc(unsigned long long* s, int n) {
   }
 }
 
-__global__ void __launch_bounds__(kThreads) sample_stage1(const float* logits, int n_vocab, int chunk, int top_k,
-                                                          unsigned long long* cand) {
+__global__ void __launch_bounds__(kThreads)
+    sample_stage1(const float* logits, int n_vocab, int chunk, int top_k, unsigned long long* cand) {
   extern __shared__ unsigned long long keys[];
   pdl_wait();
   pdl_trigger();
@@ -66,9 +67,9 @@ __global__ void __launch_bounds__(kThreads) sample_stage1(const float* logits, i
   for (int i = threadIdx.x; i < top_k; i += kThreads) cand[blockIdx.x * top_k + i] = keys[i];
 }
 
-__global__ void __launch_bounds__(kThreads) sample_stage2(const unsigned long long* cand, int n_cand, int n_pow2,
-                                                          DeviceSampleParams p, unsigned long long* d_counter,
-                                                          int* out_token) {
+__global__ void __launch_bounds__(kThreads)
+    sample_stage2(const unsigned long long* cand, int n_cand, int n_pow2, DeviceSampleParams p,
+                  unsigned long long* d_counter, int* out_token) {
   extern __shared__ unsigned long long keys[];
   pdl_wait();
   pdl_trigger();
@@ -151,12 +152,15 @@ GpuStatus sample_token(const SampleArgs& a, cudaStream_t stream) {
   const DeviceSampleParams& p = a.params;
   QC_GPU_REQUIRE(a.logits && a.d_counter && a.out_token && a.scratch,
                  "sample_token: logits, d_counter, out_token and scratch must be non-null");
-  QC_GPU_REQUIRE(p.top_k >= 1 && p.top_k <= kMaxDeviceTopK,
-                 "sample_token: top_k must be in [1, 256] on the device (0/off or larger: sample on the host), got " +
-                     std::to_string(p.top_k));
+  QC_GPU_REQUIRE(
+      p.top_k >= 1 && p.top_k <= kMaxDeviceTopK,
+      "sample_token: top_k must be in [1, 256] on the device (0/off or larger: sample on the host), got " +
+          std::to_string(p.top_k));
   QC_GPU_REQUIRE(a.n_vocab >= p.top_k, "sample_token: n_vocab must be >= top_k");
-  QC_GPU_REQUIRE(p.top_p > 0.0f && p.top_p <= 1.0f, "sample_token: top_p must be in (0, 1], got " + std::to_string(p.top_p));
-  QC_GPU_REQUIRE(p.min_p >= 0.0f && p.min_p <= 1.0f, "sample_token: min_p must be in [0, 1], got " + std::to_string(p.min_p));
+  QC_GPU_REQUIRE(p.top_p > 0.0f && p.top_p <= 1.0f,
+                 "sample_token: top_p must be in (0, 1], got " + std::to_string(p.top_p));
+  QC_GPU_REQUIRE(p.min_p >= 0.0f && p.min_p <= 1.0f,
+                 "sample_token: min_p must be in [0, 1], got " + std::to_string(p.min_p));
   const int chunk = pick_chunk(a.n_vocab, p.top_k);
   QC_GPU_REQUIRE(chunk > 0, "sample_token: vocabulary of " + std::to_string(a.n_vocab) + " with top_k " +
                                 std::to_string(p.top_k) + " needs more than 8192 stage-2 candidates");
@@ -166,13 +170,16 @@ GpuStatus sample_token(const SampleArgs& a, cudaStream_t stream) {
   auto* cand = static_cast<unsigned long long*>(a.scratch);
   const size_t smem1 = static_cast<size_t>(chunk) * sizeof(unsigned long long);
   const size_t smem2 = static_cast<size_t>(n_pow2) * sizeof(unsigned long long);
-  QC_CUDA_CHECK(cudaFuncSetAttribute(sample_stage1, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem1)));
-  QC_CUDA_CHECK(cudaFuncSetAttribute(sample_stage2, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem2)));
-  QC_CUDA_CHECK(launch_kernel(sample_stage1, dim3(chunks), dim3(kThreads), smem1, stream, a.pdl, a.logits, a.n_vocab,
-                              chunk, p.top_k, cand));
+  QC_CUDA_CHECK(cudaFuncSetAttribute(sample_stage1, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(smem1)));
+  QC_CUDA_CHECK(cudaFuncSetAttribute(sample_stage2, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(smem2)));
+  QC_CUDA_CHECK(launch_kernel(sample_stage1, dim3(chunks), dim3(kThreads), smem1, stream, a.pdl, a.logits,
+                              a.n_vocab, chunk, p.top_k, cand));
   QC_LAUNCH_CHECK("sample_stage1", stream);
   QC_CUDA_CHECK(launch_kernel(sample_stage2, dim3(1), dim3(kThreads), smem2, stream, a.pdl,
-                              static_cast<const unsigned long long*>(cand), n_cand, n_pow2, p, a.d_counter, a.out_token));
+                              static_cast<const unsigned long long*>(cand), n_cand, n_pow2, p, a.d_counter,
+                              a.out_token));
   QC_LAUNCH_CHECK("sample_stage2", stream);
   return GpuStatus::success();
 }

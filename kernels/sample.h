@@ -31,13 +31,13 @@ inline constexpr int kMaxDeviceTopK = 256;
 struct DeviceSampleParams {
   float temperature = 0.7f;
   int top_k = 20;
-  float top_p = 0.8f;   // 1 = off
-  float min_p = 0.0f;   // 0 = off
+  float top_p = 0.8f;  // 1 = off
+  float min_p = 0.0f;  // 0 = off
   uint64_t seed = 0;
 };
 
 struct SampleArgs {
-  const float* logits = nullptr;          // [n_vocab] device
+  const float* logits = nullptr;  // [n_vocab] device
   int n_vocab = 0;
   DeviceSampleParams params{};
   unsigned long long* d_counter = nullptr;  // device: the draw counter, read and advanced

@@ -40,23 +40,23 @@ struct [[nodiscard]] GpuStatus {
 }  // namespace qc::gpu
 
 // Return a GpuStatus from the enclosing function when a CUDA runtime call fails.
-#define QC_CUDA_CHECK(stmt)                                                        \
-  do {                                                                             \
-    const cudaError_t qc_cuda_err_ = (stmt);                                       \
-    if (qc_cuda_err_ != cudaSuccess)                                               \
+#define QC_CUDA_CHECK(stmt)                                                       \
+  do {                                                                            \
+    const cudaError_t qc_cuda_err_ = (stmt);                                      \
+    if (qc_cuda_err_ != cudaSuccess)                                              \
       return ::qc::gpu::GpuStatus::cuda(qc_cuda_err_, #stmt, __FILE__, __LINE__); \
   } while (0)
 
 // Return the error of a GpuStatus expression.
-#define QC_GPU_TRY(expr)                    \
-  do {                                      \
+#define QC_GPU_TRY(expr)                      \
+  do {                                        \
     ::qc::gpu::GpuStatus qc_gpu_st_ = (expr); \
-    if (!qc_gpu_st_.ok()) return qc_gpu_st_; \
+    if (!qc_gpu_st_.ok()) return qc_gpu_st_;  \
   } while (0)
 
 // Return an argument error when `cond` is false: QC_GPU_REQUIRE(k % 32 == 0, "gemv_q8: K must be ...").
-#define QC_GPU_REQUIRE(cond, msg)                                          \
-  do {                                                                     \
+#define QC_GPU_REQUIRE(cond, msg)                                        \
+  do {                                                                   \
     if (!(cond)) return ::qc::gpu::GpuStatus::invalid(std::string(msg)); \
   } while (0)
 
@@ -65,23 +65,23 @@ struct [[nodiscard]] GpuStatus {
 // is blamed on the launch that caused it -- unless the stream is being captured into a graph, where a
 // synchronise is illegal.
 #if !defined(NDEBUG) || defined(QWENCHAT_KERNEL_SYNC_CHECK)
-#define QC_LAUNCH_CHECK(name, stream)                                                       \
-  do {                                                                                      \
-    QC_CUDA_CHECK(cudaGetLastError());                                                      \
-    cudaStreamCaptureStatus qc_cap_ = cudaStreamCaptureStatusNone;                          \
-    QC_CUDA_CHECK(cudaStreamIsCapturing((stream), &qc_cap_));                               \
-    if (qc_cap_ == cudaStreamCaptureStatusNone) {                                           \
-      const cudaError_t qc_sync_err_ = cudaStreamSynchronize(stream);                       \
-      if (qc_sync_err_ != cudaSuccess)                                                      \
-        return ::qc::gpu::GpuStatus::cuda(qc_sync_err_, name, __FILE__, __LINE__);          \
-    }                                                                                       \
+#define QC_LAUNCH_CHECK(name, stream)                                              \
+  do {                                                                             \
+    QC_CUDA_CHECK(cudaGetLastError());                                             \
+    cudaStreamCaptureStatus qc_cap_ = cudaStreamCaptureStatusNone;                 \
+    QC_CUDA_CHECK(cudaStreamIsCapturing((stream), &qc_cap_));                      \
+    if (qc_cap_ == cudaStreamCaptureStatusNone) {                                  \
+      const cudaError_t qc_sync_err_ = cudaStreamSynchronize(stream);              \
+      if (qc_sync_err_ != cudaSuccess)                                             \
+        return ::qc::gpu::GpuStatus::cuda(qc_sync_err_, name, __FILE__, __LINE__); \
+    }                                                                              \
   } while (0)
 #else
-#define QC_LAUNCH_CHECK(name, stream)                                                    \
-  do {                                                                                   \
-    const cudaError_t qc_launch_err_ = cudaGetLastError();                               \
-    if (qc_launch_err_ != cudaSuccess)                                                   \
-      return ::qc::gpu::GpuStatus::cuda(qc_launch_err_, name, __FILE__, __LINE__);      \
-    (void)(stream);                                                                      \
+#define QC_LAUNCH_CHECK(name, stream)                                              \
+  do {                                                                             \
+    const cudaError_t qc_launch_err_ = cudaGetLastError();                         \
+    if (qc_launch_err_ != cudaSuccess)                                             \
+      return ::qc::gpu::GpuStatus::cuda(qc_launch_err_, name, __FILE__, __LINE__); \
+    (void)(stream);                                                                \
   } while (0)
 #endif

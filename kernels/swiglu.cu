@@ -26,7 +26,9 @@ __global__ void __launch_bounds__(kThreads) swiglu_kernel(const SwigluArgs a) {
                         a.out_q.scale + m * a.out_q.ld_scale + blk);
 }
 
-std::string num(long long v) { return std::to_string(v); }
+std::string num(long long v) {
+  return std::to_string(v);
+}
 
 }  // namespace
 
@@ -44,7 +46,8 @@ GpuStatus swiglu(const SwigluArgs& a, cudaStream_t stream) {
   }
   const int blocks = a.m * ((a.n + kQBlock - 1) / kQBlock);
   const int warps = kThreads / 32;
-  QC_CUDA_CHECK(launch_kernel(swiglu_kernel, dim3((blocks + warps - 1) / warps), dim3(kThreads), 0, stream, a.pdl, a));
+  QC_CUDA_CHECK(
+      launch_kernel(swiglu_kernel, dim3((blocks + warps - 1) / warps), dim3(kThreads), 0, stream, a.pdl, a));
   QC_LAUNCH_CHECK("swiglu_kernel", stream);
   return GpuStatus::success();
 }

@@ -13,13 +13,13 @@ namespace qc::gpu {
 struct SwigluArgs {
   const float* gate = nullptr;  // [M][ld_gate]
   int ld_gate = 0;
-  const float* up = nullptr;    // [M][ld_up]
+  const float* up = nullptr;  // [M][ld_up]
   int ld_up = 0;
-  int n = 0;                    // multiple of 32 when out_q is requested
+  int n = 0;  // multiple of 32 when out_q is requested
   int m = 1;
-  float* out = nullptr;         // optional [M][ld_out] f32
+  float* out = nullptr;  // optional [M][ld_out] f32
   int ld_out = 0;
-  QActOut out_q{};              // optional quantised h (lo null: format h)
+  QActOut out_q{};  // optional quantised h (lo null: format h)
   bool pdl = false;
 };
 GpuStatus swiglu(const SwigluArgs& args, cudaStream_t stream);

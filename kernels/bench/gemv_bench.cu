@@ -34,14 +34,14 @@ namespace {
 using qc::GemvVariant;
 using qc::gpu::GpuStatus;
 
-#define BENCH_CHECK(stmt)                                                                            \
-  do {                                                                                               \
-    const cudaError_t e_ = (stmt);                                                                   \
-    if (e_ != cudaSuccess) {                                                                         \
+#define BENCH_CHECK(stmt)                                                                              \
+  do {                                                                                                 \
+    const cudaError_t e_ = (stmt);                                                                     \
+    if (e_ != cudaSuccess) {                                                                           \
       std::fprintf(stderr, "FATAL: %s failed: %s at %s:%d\n", #stmt, cudaGetErrorString(e_), __FILE__, \
-                   __LINE__);                                                                        \
-      std::exit(1);                                                                                  \
-    }                                                                                                \
+                   __LINE__);                                                                          \
+      std::exit(1);                                                                                    \
+    }                                                                                                  \
   } while (0)
 
 using Clock = std::chrono::steady_clock;
@@ -154,7 +154,7 @@ struct Shape {
   int per_token;  // launches of this shape per 27B token (64 layers: 48 GDN + 16 attention)
 };
 const Shape kShapes[] = {
-    {"ffn gate/up", 5120, 17408, 128}, {"ffn down", 17408, 5120, 64},  {"gdn qkv+z", 5120, 16384, 48},
+    {"ffn gate/up", 5120, 17408, 128}, {"ffn down", 17408, 5120, 64},    {"gdn qkv+z", 5120, 16384, 48},
     {"attn/gdn out", 6144, 5120, 64},  {"attn q+gate", 5120, 12288, 16}, {"lm_head", 5120, 248320, 1},
 };
 
@@ -171,8 +171,8 @@ struct Weights {
   int8_t* q = nullptr;
   uint16_t* d = nullptr;
   qc::gpu::Q8Weights copy(int i) const {
-    return qc::gpu::Q8Weights{q + static_cast<size_t>(i % copies) * q_bytes, d + static_cast<size_t>(i % copies) * d_count,
-                              n, k, qc::gpu::q8_row_stride(k)};
+    return qc::gpu::Q8Weights{q + static_cast<size_t>(i % copies) * q_bytes,
+                              d + static_cast<size_t>(i % copies) * d_count, n, k, qc::gpu::q8_row_stride(k)};
   }
   double bytes() const { return static_cast<double>(q_bytes) + 2.0 * d_count; }
 };
@@ -200,7 +200,8 @@ class Bench {
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
   bool out_of_time(const char* what) {
     if (elapsed() < opt_.budget_s) return false;
-    if (!budget_note_) std::printf("!! time budget of %.0f s reached: skipping the rest (first: %s)\n", opt_.budget_s, what);
+    if (!budget_note_)
+      std::printf("!! time budget of %.0f s reached: skipping the rest (first: %s)\n", opt_.budget_s, what);
     budget_note_ = true;
     return true;
   }
@@ -234,9 +235,11 @@ void Bench::device_info() {
   BENCH_CHECK(cudaGetDeviceProperties(&prop_, dev));
   BENCH_CHECK(cudaDeviceGetAttribute(&sm_clock_khz_, cudaDevAttrClockRate, dev));
   BENCH_CHECK(cudaDeviceGetAttribute(&mem_clock_khz_, cudaDevAttrMemoryClockRate, dev));
-  std::printf("device: %s, cc %d.%d, %d SMs, L2 %.0f MB, %.1f GiB, peak SM clock %.0f MHz, memory clock %.0f MHz, bus %d bit\n",
-              prop_.name, prop_.major, prop_.minor, prop_.multiProcessorCount, prop_.l2CacheSize / 1e6,
-              prop_.totalGlobalMem / 1073741824.0, sm_clock_khz_ / 1e3, mem_clock_khz_ / 1e3, prop_.memoryBusWidth);
+  std::printf(
+      "device: %s, cc %d.%d, %d SMs, L2 %.0f MB, %.1f GiB, peak SM clock %.0f MHz, memory clock %.0f MHz, "
+      "bus %d bit\n",
+      prop_.name, prop_.major, prop_.minor, prop_.multiProcessorCount, prop_.l2CacheSize / 1e6,
+      prop_.totalGlobalMem / 1073741824.0, sm_clock_khz_ / 1e3, mem_clock_khz_ / 1e3, prop_.memoryBusWidth);
 }
 
 void Bench::read_ceiling() {
@@ -250,7 +253,8 @@ void Bench::read_ceiling() {
       return;
     }
   }
-  if (bytes != (size_t{8} << 30)) std::printf("note: read buffer reduced to %.0f GiB (allocation failed)\n", bytes / 1073741824.0);
+  if (bytes != (size_t{8} << 30))
+    std::printf("note: read buffer reduced to %.0f GiB (allocation failed)\n", bytes / 1073741824.0);
   int* sink = nullptr;
   BENCH_CHECK(cudaMalloc(&sink, sizeof(int)));
   fill(fill_bytes, static_cast<uint32_t*>(buf), bytes / 4, uint64_t{1});
@@ -265,12 +269,14 @@ void Bench::read_ceiling() {
     const double gbs = bytes / t / 1e9;
     read_runs_.push_back({bps, gbs});
     ceiling_gbs_ = std::max(ceiling_gbs_, gbs);
-    std::printf("read ceiling: %2d blocks x 512 threads per SM: %7.0f GB/s (%.3f ms for %.1f GiB, median of %d)\n", bps,
-                gbs, t * 1e3, bytes / 1073741824.0, reps);
+    std::printf(
+        "read ceiling: %2d blocks x 512 threads per SM: %7.0f GB/s (%.3f ms for %.1f GiB, median of %d)\n",
+        bps, gbs, t * 1e3, bytes / 1073741824.0, reps);
   }
   const size_t half = bytes / 2;
   const double t = time_median(stream_, reps, [&] {
-    BENCH_CHECK(cudaMemcpyAsync(static_cast<char*>(buf) + half, buf, half, cudaMemcpyDeviceToDevice, stream_));
+    BENCH_CHECK(
+        cudaMemcpyAsync(static_cast<char*>(buf) + half, buf, half, cudaMemcpyDeviceToDevice, stream_));
   });
   copy_gbs_ = 2.0 * half / t / 1e9;
   std::printf("device-to-device copy of %.1f GiB: %.0f GB/s counting read + write (median of %d)\n",
@@ -358,10 +364,12 @@ void Bench::gemv_section() {
   BENCH_CHECK(cudaMalloc(&scratch_, qc::gpu::gemv_q8_split_scratch_floats(16, 4, nmax) * sizeof(float)));
 
   const std::vector<Variant> main_variants = {
-      {"h", GemvVariant::kH},       {"hl", GemvVariant::kHL},     {"hu", GemvVariant::kHU},
-      {"hlu", GemvVariant::kHLU},   {"hlu4", GemvVariant::kHLU4}, {"h2", GemvVariant::kH2},
-      {"hl2", GemvVariant::kHL2},   {"sk4", GemvVariant::kSplitK, {}, 4}, {"deq", GemvVariant::kDeq},
-      {"tile", GemvVariant::kTile}, {"tile_h", GemvVariant::kTileH}};
+      {"h", GemvVariant::kH},         {"hl", GemvVariant::kHL},
+      {"hu", GemvVariant::kHU},       {"hlu", GemvVariant::kHLU},
+      {"hlu4", GemvVariant::kHLU4},   {"h2", GemvVariant::kH2},
+      {"hl2", GemvVariant::kHL2},     {"sk4", GemvVariant::kSplitK, {}, 4},
+      {"deq", GemvVariant::kDeq},     {"tile", GemvVariant::kTile},
+      {"tile_h", GemvVariant::kTileH}};
 
   for (const Shape& s : kShapes) {
     if (out_of_time(s.name)) break;
@@ -389,8 +397,8 @@ void Bench::gemv_section() {
     fill(fill_int8, w.q, w.q_bytes * w.copies, uint64_t{1000} + s.n);
     fill(fill_scales, w.d, w.d_count * w.copies, uint64_t{2000} + s.n);
     BENCH_CHECK(cudaDeviceSynchronize());
-    std::printf("\n== %s: K=%d -> N=%d, %.1f MB of weights, %d copies rotated ==\n", s.name, s.k, s.n, w.bytes() / 1e6,
-                w.copies);
+    std::printf("\n== %s: K=%d -> N=%d, %.1f MB of weights, %d copies rotated ==\n", s.name, s.k, s.n,
+                w.bytes() / 1e6, w.copies);
     for (const Variant& v : main_variants) {
       for (const char* mode : {"events", "graph", "graph_pdl"}) {
         if (out_of_time(v.label.c_str())) break;
@@ -408,8 +416,8 @@ void Bench::gemv_section() {
     for (const auto& [R, U] : std::vector<std::pair<int, int>>{{1, 4}, {1, 8}, {2, 4}}) {
       for (int bps : {0, 1, 2, 3, 4}) {
         if (out_of_time("tile sweep")) break;
-        Variant v{"tile R" + std::to_string(R) + "U" + std::to_string(U) + "b" + std::to_string(bps), GemvVariant::kTile,
-                  qc::gpu::TileTuning{R, U, bps}};
+        Variant v{"tile R" + std::to_string(R) + "U" + std::to_string(U) + "b" + std::to_string(bps),
+                  GemvVariant::kTile, qc::gpu::TileTuning{R, U, bps}};
         Result r = measure(s, v, w, 1, "graph_pdl");
         if (r.error.empty()) {
           std::printf("  sweep %-12s %8.2f us %7.0f GB/s %5.1f%%\n", v.label.c_str(), r.us, r.gbs, r.pct);
@@ -426,10 +434,12 @@ void Bench::gemv_section() {
     // M = 1..4 with the best schedule: the cost of verifying several tokens in one weight pass.
     for (int m = 1; m <= 4 && !out_of_time("M scaling"); ++m) {
       Result r = measure(s, best, w, m, "graph_pdl");
-      if (r.error.empty()) std::printf("  M=%d %-14s %8.2f us (%.2fx of M=1)\n", m, best.label.c_str(), r.us, r.us / best_us);
+      if (r.error.empty())
+        std::printf("  M=%d %-14s %8.2f us (%.2fx of M=1)\n", m, best.label.c_str(), r.us, r.us / best_us);
       mscale_.push_back(r);
     }
-    // Fused gate+up (one launch over both matrices: consecutive copies play gate and up) vs two tile launches.
+    // Fused gate+up (one launch over both matrices: consecutive copies play gate and up) vs two tile
+    // launches.
     if (std::strcmp(s.name, "ffn gate/up") == 0 && !out_of_time("gate+up")) {
       const int L = 32;
       for (bool fused : {false, true}) {
@@ -443,7 +453,8 @@ void Bench::gemv_section() {
             ga.gate = w.copy(2 * i);
             ga.up = w.copy(2 * i + 1);
             ga.x = acts_.in();
-            ga.out_q = qc::gpu::QActOut{acts_.hi + 2 * kmax, acts_.lo + 2 * kmax, acts_.scale + 2 * kmax / 32, s.n, s.n / 32};
+            ga.out_q = qc::gpu::QActOut{acts_.hi + 2 * kmax, acts_.lo + 2 * kmax, acts_.scale + 2 * kmax / 32,
+                                        s.n, s.n / 32};
             ga.pdl = true;
             if (const GpuStatus li = qc::gpu::gemv_q8_gateup(ga, stream_); !li.ok()) err = li.describe();
           } else {
@@ -452,18 +463,24 @@ void Bench::gemv_section() {
           }
         }
         BENCH_CHECK(cudaStreamEndCapture(stream_, &g));
-        Result r{s.name, fused ? "gateup fused (+quant)" : "gate, up: 2 launches", "graph_pdl", s.k, 2 * s.n, 1, 0, 0, 0, {}};
+        Result r{s.name,      fused ? "gateup fused (+quant)" : "gate, up: 2 launches",
+                 "graph_pdl", s.k,
+                 2 * s.n,     1,
+                 0,           0,
+                 0,           {}};
         if (!err.empty()) {
           r.error = err;
           std::printf("  %s: ERROR %s\n", r.variant.c_str(), r.error.c_str());
         } else {
           BENCH_CHECK(cudaGraphInstantiate(&exec, g, 0));
-          const double t = time_median(stream_, opt_.quick ? 5 : 9, [&] { BENCH_CHECK(cudaGraphLaunch(exec, stream_)); });
+          const double t =
+              time_median(stream_, opt_.quick ? 5 : 9, [&] { BENCH_CHECK(cudaGraphLaunch(exec, stream_)); });
           BENCH_CHECK(cudaGraphExecDestroy(exec));
           r.us = t / L * 1e6;
           r.gbs = 2.0 * w.bytes() / (t / L) / 1e9;
           r.pct = ceiling_gbs_ > 0 ? 100.0 * r.gbs / ceiling_gbs_ : 0.0;
-          std::printf("  %-24s %8.2f us per pair %7.0f GB/s %5.1f%%\n", r.variant.c_str(), r.us, r.gbs, r.pct);
+          std::printf("  %-24s %8.2f us per pair %7.0f GB/s %5.1f%%\n", r.variant.c_str(), r.us, r.gbs,
+                      r.pct);
         }
         if (g) BENCH_CHECK(cudaGraphDestroy(g));
         fused_.push_back(r);
@@ -482,8 +499,10 @@ const Result* find(const std::vector<Result>& v, const std::string& shape, const
 }
 
 void Bench::print_table() {
-  std::printf("\n==== summary: %s, read ceiling %.0f GB/s, copy %.0f GB/s; GB/s (%% of read ceiling), M=1, graph+PDL ====\n",
-              prop_.name, ceiling_gbs_, copy_gbs_);
+  std::printf(
+      "\n==== summary: %s, read ceiling %.0f GB/s, copy %.0f GB/s; GB/s (%% of read ceiling), M=1, graph+PDL "
+      "====\n",
+      prop_.name, ceiling_gbs_, copy_gbs_);
   const char* cols[] = {"h", "hl", "hu", "hlu4", "h2", "sk4", "deq", "tile", "tile_h"};
   std::printf("%-14s", "shape");
   for (const char* c : cols) std::printf(" %11s", c);
@@ -494,8 +513,10 @@ void Bench::print_table() {
     std::printf("%-14s", s.name);
     for (const char* c : cols) {
       const Result* r = find(results_, s.name, c, "graph_pdl");
-      if (r) std::printf(" %5.0f (%3.0f%%)", r->gbs, r->pct);
-      else std::printf(" %11s", "-");
+      if (r)
+        std::printf(" %5.0f (%3.0f%%)", r->gbs, r->pct);
+      else
+        std::printf(" %11s", "-");
     }
     const Result* best = nullptr;
     for (const Result& r : sweep_)
@@ -510,15 +531,20 @@ void Bench::print_table() {
     }
   }
   for (const Result& r : fused_)
-    if (r.error.empty()) std::printf("gate+up pair: %-24s %8.2f us  %5.0f GB/s (%3.0f%%)\n", r.variant.c_str(), r.us, r.gbs, r.pct);
+    if (r.error.empty())
+      std::printf("gate+up pair: %-24s %8.2f us  %5.0f GB/s (%3.0f%%)\n", r.variant.c_str(), r.us, r.gbs,
+                  r.pct);
   if (complete && token_s > 0) {
     char buf[512];
     std::snprintf(buf, sizeof buf,
-                  "27B per-token Q8_0 GEMV estimate (best tile schedule per shape, graph+PDL, %d GEMV launches): %.2f ms "
-                  "for %.2f GB = %.0f GB/s (%.0f%% of the read ceiling) -> %.0f tok/s if nothing else ran; floor at the "
+                  "27B per-token Q8_0 GEMV estimate (best tile schedule per shape, graph+PDL, %d GEMV "
+                  "launches): %.2f ms "
+                  "for %.2f GB = %.0f GB/s (%.0f%% of the read ceiling) -> %.0f tok/s if nothing else ran; "
+                  "floor at the "
                   "ceiling %.0f tok/s (k/v and 48-wide projections not included: ~0.7%% of the bytes)",
                   128 + 64 + 48 + 64 + 16 + 1, token_s * 1e3, token_bytes / 1e9, token_bytes / token_s / 1e9,
-                  100.0 * token_bytes / token_s / 1e9 / ceiling_gbs_, 1.0 / token_s, ceiling_gbs_ * 1e9 / token_bytes);
+                  100.0 * token_bytes / token_s / 1e9 / ceiling_gbs_, 1.0 / token_s,
+                  ceiling_gbs_ * 1e9 / token_bytes);
     estimate_ = buf;
     std::printf("%s\n", buf);
   }
@@ -541,22 +567,27 @@ void Bench::write_json() {
     std::printf("!! cannot write %s\n", opt_.json.c_str());
     return;
   }
-  std::fprintf(f, "{\n  \"device\": {\"name\": \"%s\", \"cc\": \"%d.%d\", \"sms\": %d, \"l2_bytes\": %d, \"sm_clock_mhz\": %.0f, "
-                  "\"mem_clock_mhz\": %.0f, \"bus_bits\": %d},\n",
-               esc(prop_.name).c_str(), prop_.major, prop_.minor, prop_.multiProcessorCount, prop_.l2CacheSize,
-               sm_clock_khz_ / 1e3, mem_clock_khz_ / 1e3, prop_.memoryBusWidth);
+  std::fprintf(f,
+               "{\n  \"device\": {\"name\": \"%s\", \"cc\": \"%d.%d\", \"sms\": %d, \"l2_bytes\": %d, "
+               "\"sm_clock_mhz\": %.0f, "
+               "\"mem_clock_mhz\": %.0f, \"bus_bits\": %d},\n",
+               esc(prop_.name).c_str(), prop_.major, prop_.minor, prop_.multiProcessorCount,
+               prop_.l2CacheSize, sm_clock_khz_ / 1e3, mem_clock_khz_ / 1e3, prop_.memoryBusWidth);
   std::fprintf(f, "  \"read_ceiling_gbs\": %.1f,\n  \"read_runs\": [", ceiling_gbs_);
   for (size_t i = 0; i < read_runs_.size(); ++i)
-    std::fprintf(f, "%s{\"blocks_per_sm\": %d, \"gbs\": %.1f}", i ? ", " : "", read_runs_[i].first, read_runs_[i].second);
+    std::fprintf(f, "%s{\"blocks_per_sm\": %d, \"gbs\": %.1f}", i ? ", " : "", read_runs_[i].first,
+                 read_runs_[i].second);
   std::fprintf(f, "],\n  \"copy_gbs\": %.1f,\n", copy_gbs_);
   auto dump = [&](const char* key, const std::vector<Result>& v, bool last) {
     std::fprintf(f, "  \"%s\": [\n", key);
     for (size_t i = 0; i < v.size(); ++i) {
       const Result& r = v[i];
-      std::fprintf(f, "    {\"shape\": \"%s\", \"k\": %d, \"n\": %d, \"variant\": \"%s\", \"mode\": \"%s\", \"m\": %d, "
-                      "\"us\": %.3f, \"gbs\": %.1f, \"pct_ceiling\": %.2f, \"error\": \"%s\"}%s\n",
-                   esc(r.shape).c_str(), r.k, r.n, esc(r.variant).c_str(), r.mode.c_str(), r.m, r.us, r.gbs, r.pct,
-                   esc(r.error).c_str(), i + 1 < v.size() ? "," : "");
+      std::fprintf(
+          f,
+          "    {\"shape\": \"%s\", \"k\": %d, \"n\": %d, \"variant\": \"%s\", \"mode\": \"%s\", \"m\": %d, "
+          "\"us\": %.3f, \"gbs\": %.1f, \"pct_ceiling\": %.2f, \"error\": \"%s\"}%s\n",
+          esc(r.shape).c_str(), r.k, r.n, esc(r.variant).c_str(), r.mode.c_str(), r.m, r.us, r.gbs, r.pct,
+          esc(r.error).c_str(), i + 1 < v.size() ? "," : "");
     }
     std::fprintf(f, "  ]%s\n", last ? "" : ",");
   };
@@ -572,7 +603,8 @@ void Bench::write_json() {
 int Bench::run() {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    std::printf("qwenchat-gemv-bench: no CUDA device (%s); nothing to measure\n", cudaGetErrorString(cudaGetLastError()));
+    std::printf("qwenchat-gemv-bench: no CUDA device (%s); nothing to measure\n",
+                cudaGetErrorString(cudaGetLastError()));
     return 2;
   }
   BENCH_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -590,9 +622,12 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--json" && i + 1 < argc) o.json = argv[++i];
-    else if (a == "--budget" && i + 1 < argc) o.budget_s = std::atof(argv[++i]);
-    else if (a == "--quick") o.quick = true;
+    if (a == "--json" && i + 1 < argc)
+      o.json = argv[++i];
+    else if (a == "--budget" && i + 1 < argc)
+      o.budget_s = std::atof(argv[++i]);
+    else if (a == "--quick")
+      o.quick = true;
     else {
       std::printf("usage: %s [--json PATH] [--budget SECONDS] [--quick]\n", argv[0]);
       return a == "--help" || a == "-h" ? 0 : 1;

@@ -54,7 +54,8 @@ double HostAct::value(int row, int col, bool hl) const {
   const double s = scale[static_cast<size_t>(row) * ld_s + col / 32];
   const double h = hi[static_cast<size_t>(row) * ld + col];
   if (!hl) return s * h;
-  return s * (h + static_cast<double>(lo[static_cast<size_t>(row) * ld + col]) * static_cast<double>(kInv127f));
+  return s *
+         (h + static_cast<double>(lo[static_cast<size_t>(row) * ld + col]) * static_cast<double>(kInv127f));
 }
 
 HostAct make_act(std::mt19937& rng, int m, int k) {
@@ -73,7 +74,8 @@ HostAct make_act(std::mt19937& rng, int m, int k) {
   a.scale.assign(static_cast<size_t>(m) * a.ld_s, 0.0f);
   for (int r = 0; r < m; ++r)
     quantize_ref(a.src.data() + static_cast<size_t>(r) * k, k, a.hi.data() + static_cast<size_t>(r) * a.ld,
-                 a.lo.data() + static_cast<size_t>(r) * a.ld, a.scale.data() + static_cast<size_t>(r) * a.ld_s);
+                 a.lo.data() + static_cast<size_t>(r) * a.ld,
+                 a.scale.data() + static_cast<size_t>(r) * a.ld_s);
   return a;
 }
 
@@ -116,9 +118,15 @@ RefGemv gemv_q8_f32_ref(const HostQ8& w, const std::vector<float>& x, int m_rows
   return out;
 }
 
-double silu(double x) { return x / (1.0 + std::exp(-x)); }
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-double softplus(double x) { return x > 20.0 ? x : std::log1p(std::exp(x)); }
+double silu(double x) {
+  return x / (1.0 + std::exp(-x));
+}
+double sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
+double softplus(double x) {
+  return x > 20.0 ? x : std::log1p(std::exp(x));
+}
 
 std::vector<double> rmsnorm_ref(const float* x, const float* w, int n, double eps) {
   double ss = 0.0;
@@ -201,8 +209,8 @@ std::vector<double> GdnRef::step(const float* qkv, const float* z, const float* 
   return y;
 }
 
-std::vector<double> norm_rope_ref(const float* x, const float* w, int dim, double eps, int rope_dims, double theta,
-                                  int pos) {
+std::vector<double> norm_rope_ref(const float* x, const float* w, int dim, double eps, int rope_dims,
+                                  double theta, int pos) {
   std::vector<double> y = rmsnorm_ref(x, w, dim, eps);
   std::vector<double> r = y;
   const int half = rope_dims / 2;
@@ -216,7 +224,8 @@ std::vector<double> norm_rope_ref(const float* x, const float* w, int dim, doubl
 }
 
 std::vector<double> attention_head_ref(const std::vector<double>& q, const std::vector<double>& keys,
-                                       const std::vector<double>& values, int last, int dim, const float* gate) {
+                                       const std::vector<double>& values, int last, int dim,
+                                       const float* gate) {
   std::vector<double> score(last + 1);
   double big = -INFINITY;
   for (int t = 0; t <= last; ++t) {
@@ -241,9 +250,8 @@ int sample_ref(const std::vector<float>& logits, const DeviceSampleParams& p, ui
   auto val = [&](int i) { return std::isnan(logits[i]) ? -INFINITY : logits[i]; };
   std::vector<int> idx(n);
   std::iota(idx.begin(), idx.end(), 0);
-  std::partial_sort(idx.begin(), idx.begin() + p.top_k, idx.end(), [&](int a, int b) {
-    return val(a) > val(b) || (val(a) == val(b) && a < b);
-  });
+  std::partial_sort(idx.begin(), idx.begin() + p.top_k, idx.end(),
+                    [&](int a, int b) { return val(a) > val(b) || (val(a) == val(b) && a < b); });
   if (!(p.temperature > 0.0f)) return idx[0];
   const double z0 = val(idx[0]);
   std::vector<double> e(p.top_k);

@@ -19,8 +19,8 @@ void quantize_ref(const float* x, int n, int8_t* hi, int8_t* lo, float* scale);
 // Q8_0 weights in the split layout, on the host.
 struct HostQ8 {
   int rows = 0, cols = 0, stride = 0;
-  std::vector<int8_t> q;     // [rows][stride]
-  std::vector<uint16_t> d;   // [rows][cols/32] f16 bits
+  std::vector<int8_t> q;    // [rows][stride]
+  std::vector<uint16_t> d;  // [rows][cols/32] f16 bits
   double weight(int r, int k) const;
 };
 // Random int8 in [-127, 127], scales in [1e-3, 2e-2] with random sign, rounded to f16.
@@ -29,9 +29,9 @@ HostQ8 random_q8(std::mt19937& rng, int rows, int cols);
 // Quantised activations of M rows (both words), built from random floats by quantize_ref.
 struct HostAct {
   int m = 0, k = 0, ld = 0, ld_s = 0;
-  std::vector<float> src;     // [m][k] the floats that were quantised
-  std::vector<int8_t> hi, lo; // [m][ld]
-  std::vector<float> scale;   // [m][ld_s]
+  std::vector<float> src;      // [m][k] the floats that were quantised
+  std::vector<int8_t> hi, lo;  // [m][ld]
+  std::vector<float> scale;    // [m][ld_s]
   // The value the kernels see: s*hi (h) or s*(hi + lo*kInv127f) (hl), exact in double.
   double value(int row, int col, bool hl) const;
 };
@@ -73,13 +73,14 @@ class GdnRef {
 };
 
 // NeoX partial RoPE + per-head RMSNorm of one head in double (attention.h).
-std::vector<double> norm_rope_ref(const float* x, const float* w, int dim, double eps, int rope_dims, double theta,
-                                  int pos);
+std::vector<double> norm_rope_ref(const float* x, const float* w, int dim, double eps, int rope_dims,
+                                  double theta, int pos);
 
 // Decode attention of one query head over positions 0..last with keys/values given in double
 // ([pos][dim]); returns o * sigmoid(gate).
 std::vector<double> attention_head_ref(const std::vector<double>& q, const std::vector<double>& keys,
-                                       const std::vector<double>& values, int last, int dim, const float* gate);
+                                       const std::vector<double>& values, int last, int dim,
+                                       const float* gate);
 
 // The sampling rule of sample.h in double.
 int sample_ref(const std::vector<float>& logits, const DeviceSampleParams& p, uint64_t counter);

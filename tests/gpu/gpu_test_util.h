@@ -28,16 +28,16 @@ inline std::string device_unavailable_reason() {
   return {};
 }
 
-#define QC_REQUIRE_DEVICE()                                                         \
-  do {                                                                              \
-    const std::string qc_why_ = ::qc::gpu::test::device_unavailable_reason();       \
-    if (!qc_why_.empty()) GTEST_SKIP() << "no CUDA device: " << qc_why_;            \
+#define QC_REQUIRE_DEVICE()                                                   \
+  do {                                                                        \
+    const std::string qc_why_ = ::qc::gpu::test::device_unavailable_reason(); \
+    if (!qc_why_.empty()) GTEST_SKIP() << "no CUDA device: " << qc_why_;      \
   } while (0)
 
 // ASSERT that a GpuStatus is ok, printing its message otherwise.
-#define QC_ASSERT_OK(expr)                                      \
-  do {                                                          \
-    const ::qc::gpu::GpuStatus qc_st_ = (expr);                 \
+#define QC_ASSERT_OK(expr)                                          \
+  do {                                                              \
+    const ::qc::gpu::GpuStatus qc_st_ = (expr);                     \
     ASSERT_TRUE(qc_st_.ok()) << #expr << ": " << qc_st_.describe(); \
   } while (0)
 
@@ -46,7 +46,9 @@ inline void cuda_or_throw(cudaError_t e, const char* what) {
 }
 
 // Synchronise and surface asynchronous kernel faults.
-inline void sync_or_throw() { cuda_or_throw(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+inline void sync_or_throw() {
+  cuda_or_throw(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
 
 template <class T>
 class DevBuf {
@@ -61,7 +63,10 @@ class DevBuf {
   }
   DevBuf(const DevBuf&) = delete;
   DevBuf& operator=(const DevBuf&) = delete;
-  DevBuf(DevBuf&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; o.n_ = 0; }
+  DevBuf(DevBuf&& o) noexcept : p_(o.p_), n_(o.n_) {
+    o.p_ = nullptr;
+    o.n_ = 0;
+  }
   DevBuf& operator=(DevBuf&& o) noexcept {
     std::swap(p_, o.p_);
     std::swap(n_, o.n_);
@@ -89,7 +94,9 @@ class DevBuf {
   size_t n_ = 0;
 };
 
-inline uint16_t f2h_bits(float v) { return static_cast<__half_raw>(__float2half_rn(v)).x; }
+inline uint16_t f2h_bits(float v) {
+  return static_cast<__half_raw>(__float2half_rn(v)).x;
+}
 inline float h_bits2f(uint16_t b) {
   __half_raw r;
   r.x = b;
@@ -123,12 +130,14 @@ inline std::vector<float> random_normal(std::mt19937& rng, size_t n, float sigma
 
 // Bitwise equality of two float arrays (NaN patterns included), reporting the first difference.
 inline ::testing::AssertionResult same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes " << a.size() << " vs " << b.size();
+  if (a.size() != b.size())
+    return ::testing::AssertionFailure() << "sizes " << a.size() << " vs " << b.size();
   for (size_t i = 0; i < a.size(); ++i) {
     uint32_t x, y;
     std::memcpy(&x, &a[i], 4);
     std::memcpy(&y, &b[i], 4);
-    if (x != y) return ::testing::AssertionFailure() << "first difference at " << i << ": " << a[i] << " vs " << b[i];
+    if (x != y)
+      return ::testing::AssertionFailure() << "first difference at " << i << ": " << a[i] << " vs " << b[i];
   }
   return ::testing::AssertionSuccess();
 }

@@ -115,12 +115,12 @@ TEST(Attention, MatchesCpuDouble) {
   QC_REQUIRE_DEVICE();
   std::mt19937 rng(30);
   const AttnCase cases[] = {
-      {8, 2, 256, 64, 0, 1, 64},     // first token, G = 4
-      {12, 2, 256, 64, 300, 3, 64},  // G = 6 (27B group), many splits
-      {4, 4, 128, 32, 1000, 4, 0},   // G = 1, auto split length, head_dim 128
-      {6, 2, 128, 128, 77, 2, 32},   // G = 3, rope over the whole head, split 32
-      {16, 2, 256, 64, 1400, 1, 512},// G = 8, long history, few splits
-      {4, 2, 256, 64, 5, 4, 64},     // batch longer than the history
+      {8, 2, 256, 64, 0, 1, 64},       // first token, G = 4
+      {12, 2, 256, 64, 300, 3, 64},    // G = 6 (27B group), many splits
+      {4, 4, 128, 32, 1000, 4, 0},     // G = 1, auto split length, head_dim 128
+      {6, 2, 128, 128, 77, 2, 32},     // G = 3, rope over the whole head, split 32
+      {16, 2, 256, 64, 1400, 1, 512},  // G = 8, long history, few splits
+      {4, 2, 256, 64, 5, 4, 64},       // batch longer than the history
   };
   for (const AttnCase& c : cases) {
     const AttnInputs in = make_inputs(rng, c);
@@ -132,8 +132,8 @@ TEST(Attention, MatchesCpuDouble) {
     for (int m = 0; m < c.m; ++m)
       for (int h = 0; h < c.n_kv; ++h) {
         const std::vector<double> kr =
-            norm_rope_ref(in.k.data() + (static_cast<size_t>(m) * c.n_kv + h) * c.dim, in.k_norm.data(), c.dim, 1e-6,
-                          c.rope_dims, kTheta, c.pos + m);
+            norm_rope_ref(in.k.data() + (static_cast<size_t>(m) * c.n_kv + h) * c.dim, in.k_norm.data(),
+                          c.dim, 1e-6, c.rope_dims, kTheta, c.pos + m);
         for (int d = 0; d < c.dim; ++d) {
           const size_t at = (static_cast<size_t>(h) * kMaxCtx + c.pos + m) * c.dim + d;
           ASSERT_NEAR(h_bits2f(r.k_cache[at]), kr[d], std::fabs(kr[d]) * (std::ldexp(1.0, -10) + 1e-6) + 1e-7)
@@ -146,8 +146,10 @@ TEST(Attention, MatchesCpuDouble) {
       const int last = c.pos + m;
       for (int h = 0; h < c.n_head; ++h) {
         const int g = h / G;
-        const float* qrow = in.q_gate.data() + static_cast<size_t>(m) * 2 * width + static_cast<size_t>(h) * 2 * c.dim;
-        const std::vector<double> q = norm_rope_ref(qrow, in.q_norm.data(), c.dim, 1e-6, c.rope_dims, kTheta, last);
+        const float* qrow =
+            in.q_gate.data() + static_cast<size_t>(m) * 2 * width + static_cast<size_t>(h) * 2 * c.dim;
+        const std::vector<double> q =
+            norm_rope_ref(qrow, in.q_norm.data(), c.dim, 1e-6, c.rope_dims, kTheta, last);
         std::vector<double> keys(static_cast<size_t>(last + 1) * c.dim), values(keys.size());
         for (int t = 0; t <= last; ++t)
           for (int d = 0; d < c.dim; ++d) {
@@ -157,7 +159,8 @@ TEST(Attention, MatchesCpuDouble) {
           }
         const std::vector<double> o = attention_head_ref(q, keys, values, last, c.dim, qrow + c.dim);
         for (int d = 0; d < c.dim; ++d)
-          ASSERT_NEAR(r.out[static_cast<size_t>(m) * width + h * c.dim + d], o[d], 2e-4 + 1e-4 * std::fabs(o[d]))
+          ASSERT_NEAR(r.out[static_cast<size_t>(m) * width + h * c.dim + d], o[d],
+                      2e-4 + 1e-4 * std::fabs(o[d]))
               << "pos=" << c.pos << " token " << m << " head " << h << " dim " << d;
       }
       // 3. quantised output (format h) consistent with the f32 output
@@ -165,7 +168,8 @@ TEST(Attention, MatchesCpuDouble) {
       std::vector<float> es(width / 32);
       quantize_ref(r.out.data() + static_cast<size_t>(m) * width, width, eh.data(), nullptr, es.data());
       for (int i = 0; i < width; ++i) ASSERT_EQ(r.q_hi[static_cast<size_t>(m) * width + i], eh[i]) << i;
-      for (int b = 0; b < width / 32; ++b) ASSERT_EQ(r.q_scale[static_cast<size_t>(m) * width / 32 + b], es[b]);
+      for (int b = 0; b < width / 32; ++b)
+        ASSERT_EQ(r.q_scale[static_cast<size_t>(m) * width / 32 + b], es[b]);
     }
   }
 }
@@ -182,7 +186,8 @@ TEST(Attention, DeterministicAndSplitInvariant) {
   c.split_len = 1024;
   const AttnRun d = run_attention(c, in);
   ASSERT_EQ(a.out.size(), d.out.size());
-  for (size_t i = 0; i < a.out.size(); ++i) ASSERT_NEAR(a.out[i], d.out[i], 2e-4 + 1e-4 * std::fabs(a.out[i])) << i;
+  for (size_t i = 0; i < a.out.size(); ++i)
+    ASSERT_NEAR(a.out[i], d.out[i], 2e-4 + 1e-4 * std::fabs(a.out[i])) << i;
 }
 
 }  // namespace

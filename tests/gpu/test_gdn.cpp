@@ -136,9 +136,10 @@ TEST(Gdn, MatchesCpuDoubleOverSequence) {
       ASSERT_TRUE(all_finite(per_token));
       for (int i = 0; i < m; ++i) {
         const int tok = t + i;
-        const std::vector<double> yr = ref.step(in.qkv.data() + static_cast<size_t>(tok) * c.shape.conv_dim(),
-                                                in.z.data() + static_cast<size_t>(tok) * inner,
-                                                in.beta.data() + tok * c.shape.nv, in.alpha.data() + tok * c.shape.nv);
+        const std::vector<double> yr =
+            ref.step(in.qkv.data() + static_cast<size_t>(tok) * c.shape.conv_dim(),
+                     in.z.data() + static_cast<size_t>(tok) * inner, in.beta.data() + tok * c.shape.nv,
+                     in.alpha.data() + tok * c.shape.nv);
         const double tol = 2e-4 * rms(yr);
         for (int j = 0; j < inner; ++j)
           ASSERT_NEAR(y[static_cast<size_t>(i) * inner + j], yr[j], tol)
@@ -147,13 +148,15 @@ TEST(Gdn, MatchesCpuDoubleOverSequence) {
         const std::vector<double>& sr = ref.state();
         const double stol = 2e-4 * rms(sr);
         for (size_t e = 0; e < state_n; ++e)
-          ASSERT_NEAR(per_token[i * state_n + e], sr[e], stol) << "state after token " << tok << " elem " << e;
+          ASSERT_NEAR(per_token[i * state_n + e], sr[e], stol)
+              << "state after token " << tok << " elem " << e;
         // Quantised output consistent with the f32 output (bit-exact mirror).
         std::vector<int8_t> eh(inner), el(inner);
         std::vector<float> es(inner / 32);
         quantize_ref(y.data() + static_cast<size_t>(i) * inner, inner, eh.data(), el.data(), es.data());
         for (int j = 0; j < inner; ++j) ASSERT_EQ(qhi[static_cast<size_t>(i) * inner + j], eh[j]) << j;
-        for (int b = 0; b < inner / 32; ++b) ASSERT_EQ(qscale[static_cast<size_t>(i) * inner / 32 + b], es[b]) << b;
+        for (int b = 0; b < inner / 32; ++b)
+          ASSERT_EQ(qscale[static_cast<size_t>(i) * inner / 32 + b], es[b]) << b;
       }
       // The in-place state equals the last per-token state bit for bit.
       const std::vector<float> st = dev.state.download();
@@ -210,7 +213,8 @@ TEST(Gdn, RollbackByPositionAndPerTokenState) {
   std::vector<float> per_token;
   spec.run(alt, 4, 2, &per_token, true);
   const size_t state_n = static_cast<size_t>(s.nv) * s.dk * s.dv;
-  spec.state.upload(std::vector<float>(per_token.begin(), per_token.begin() + state_n));  // state after token 4
+  spec.state.upload(
+      std::vector<float>(per_token.begin(), per_token.begin() + state_n));  // state after token 4
   seq.run(in, 4, 1, nullptr, true);
   // Both continue with the true tokens 5, 6, 7.
   for (int t = 5; t < 8; ++t) {

@@ -18,9 +18,10 @@ struct Shape {
 // segment, the FFN width (34 segments). N: multiples and non-multiples of 8 and 16 rows per block.
 const Shape kShapes[] = {{512, 64}, {1056, 77}, {2080, 129}, {5120, 300}, {96, 33}, {17408, 40}};
 
-const GemvVariant kAllVariants[] = {GemvVariant::kH,   GemvVariant::kHL,     GemvVariant::kHU,  GemvVariant::kHLU,
-                                    GemvVariant::kHLU4, GemvVariant::kH2,    GemvVariant::kHL2, GemvVariant::kSplitK,
-                                    GemvVariant::kDeq, GemvVariant::kTile,   GemvVariant::kTileH};
+const GemvVariant kAllVariants[] = {GemvVariant::kH,    GemvVariant::kHL,     GemvVariant::kHU,
+                                    GemvVariant::kHLU,  GemvVariant::kHLU4,   GemvVariant::kH2,
+                                    GemvVariant::kHL2,  GemvVariant::kSplitK, GemvVariant::kDeq,
+                                    GemvVariant::kTile, GemvVariant::kTileH};
 
 // Weights and activations on the device.
 struct GemvData {
@@ -57,8 +58,8 @@ GemvQ8Args make_args(const GemvData& d, GemvVariant v, float* y, int m) {
 }
 
 // Runs one variant; returns y [m][n]. Output poisoned first; scratch for split-K allocated here.
-std::vector<float> run_gemv(const GemvData& d, GemvVariant v, int m, const TileTuning& tile = {}, int split_k = 4,
-                            bool pdl = false) {
+std::vector<float> run_gemv(const GemvData& d, GemvVariant v, int m, const TileTuning& tile = {},
+                            int split_k = 4, bool pdl = false) {
   DevBuf<float> y(static_cast<size_t>(m) * d.w.rows);
   y.poison();
   DevBuf<float> scratch(gemv_q8_split_scratch_floats(split_k, m, d.w.rows));
@@ -106,8 +107,8 @@ TEST(GemvQ8, EveryVariantMatchesCpuDouble) {
         const RefGemv& ref = f == ActFormat::kH ? ref_h : (f == ActFormat::kHL ? ref_hl : ref_f);
         for (size_t i = 0; i < y.size(); ++i) {
           const double tol = tolerance(v, s.k, ref.abs[i], 4);
-          ASSERT_NEAR(y[i], ref.y[i], tol) << gemv_variant_name(v) << " K=" << s.k << " N=" << s.n << " M=" << m
-                                           << " token " << i / s.n << " row " << i % s.n;
+          ASSERT_NEAR(y[i], ref.y[i], tol) << gemv_variant_name(v) << " K=" << s.k << " N=" << s.n
+                                           << " M=" << m << " token " << i / s.n << " row " << i % s.n;
         }
       }
     }
@@ -155,8 +156,8 @@ TEST(GemvQ8, BitIdentityClasses) {
         ASSERT_TRUE(same_bits(hl, run_gemv(d, v, m))) << gemv_variant_name(v) << " K=" << s.k << " N=" << s.n;
       for (const TileTuning& t : schedules) {
         ASSERT_TRUE(same_bits(h, run_gemv(d, GemvVariant::kTileH, m, t)))
-            << "tile_h R=" << t.rows_per_warp << " U=" << t.unroll << " bps=" << t.blocks_per_sm << " K=" << s.k
-            << " N=" << s.n << " M=" << m;
+            << "tile_h R=" << t.rows_per_warp << " U=" << t.unroll << " bps=" << t.blocks_per_sm
+            << " K=" << s.k << " N=" << s.n << " M=" << m;
         ASSERT_TRUE(same_bits(hl, run_gemv(d, GemvVariant::kTile, m, t)))
             << "tile R=" << t.rows_per_warp << " U=" << t.unroll << " bps=" << t.blocks_per_sm << " K=" << s.k
             << " N=" << s.n << " M=" << m;
@@ -288,7 +289,8 @@ TEST(GemvQ8, GateUpMatchesSeparateKernels) {
         ga.m = m;
         QC_ASSERT_OK(gemv_q8_gateup(ga, nullptr));
         const std::vector<float> hf = h.download();
-        ASSERT_TRUE(same_bits(h_sep.download(), hf)) << "K=" << s.k << " N=" << s.n << " M=" << m << " hl=" << hl;
+        ASSERT_TRUE(same_bits(h_sep.download(), hf))
+            << "K=" << s.k << " N=" << s.n << " M=" << m << " hl=" << hl;
         ASSERT_EQ(qh_sep.download(), qh.download());
         if (hl) {
           ASSERT_EQ(ql_sep.download(), ql.download());

@@ -108,7 +108,8 @@ TEST(HostQuantMirror, ErrorBounds) {
   for (int i = 0; i < n; ++i) {
     const double sc = s[i / 32];
     ASSERT_LE(std::fabs(x[i] - sc * hi[i]), sc * (0.5 + 1e-5)) << i;
-    ASSERT_LE(std::fabs(x[i] - sc * (hi[i] + lo[i] * static_cast<double>(kInv127f))), sc * (1.0 / 254 + 1e-5)) << i;
+    ASSERT_LE(std::fabs(x[i] - sc * (hi[i] + lo[i] * static_cast<double>(kInv127f))), sc * (1.0 / 254 + 1e-5))
+        << i;
     ASSERT_LE(std::abs(lo[i]), 64);
   }
 }

@@ -14,12 +14,14 @@ namespace {
 // a 9-level (512 threads) + 5-level tree: relative error <= (n/512 + 14) * 2^-24; the square root halves
 // it; mean, +eps, sqrt, reciprocal and the two products add 6 roundings. For n <= 12288 that is < 40 *
 // 2^-24 = 2.4e-6; use 4e-6 (plus 1e-30 for zeros).
-double norm_tol(double y) { return 4e-6 * std::fabs(y) + 1e-30; }
+double norm_tol(double y) {
+  return 4e-6 * std::fabs(y) + 1e-30;
+}
 
 // Checks q words and scales against the CPU mirror over the kernel's f32 values (bit-exact).
-void expect_quant_matches(const std::vector<float>& f32, int rows, int n, int ld_f, const std::vector<int8_t>& hi,
-                          const std::vector<int8_t>* lo, const std::vector<float>& scale, int ld, int ld_s,
-                          const char* what) {
+void expect_quant_matches(const std::vector<float>& f32, int rows, int n, int ld_f,
+                          const std::vector<int8_t>& hi, const std::vector<int8_t>* lo,
+                          const std::vector<float>& scale, int ld, int ld_s, const char* what) {
   for (int m = 0; m < rows; ++m) {
     std::vector<int8_t> eh(n), el(n);
     std::vector<float> es(n / 32);
@@ -31,7 +33,8 @@ void expect_quant_matches(const std::vector<float>& f32, int rows, int n, int ld
       }
     }
     for (int b = 0; b < n / 32; ++b)
-      ASSERT_EQ(scale[static_cast<size_t>(m) * ld_s + b], es[b]) << what << " scale row " << m << " block " << b;
+      ASSERT_EQ(scale[static_cast<size_t>(m) * ld_s + b], es[b])
+          << what << " scale row " << m << " block " << b;
   }
 }
 
@@ -79,9 +82,11 @@ TEST(NormQuant, RmsNormWithResidualAndQuant) {
         const std::vector<float> out = dout.download();
         ASSERT_TRUE(all_finite(out));
         for (int r = 0; r < m; ++r) {
-          const std::vector<double> ref = rmsnorm_ref(xs.data() + static_cast<size_t>(r) * n, w.data(), n, 1e-6);
+          const std::vector<double> ref =
+              rmsnorm_ref(xs.data() + static_cast<size_t>(r) * n, w.data(), n, 1e-6);
           for (int i = 0; i < n; ++i)
-            ASSERT_NEAR(out[static_cast<size_t>(r) * n + i], ref[i], norm_tol(ref[i])) << "n=" << n << " row " << r;
+            ASSERT_NEAR(out[static_cast<size_t>(r) * n + i], ref[i], norm_tol(ref[i]))
+                << "n=" << n << " row " << r;
         }
         const std::vector<int8_t> hi = qh.download(), lo = ql.download();
         expect_quant_matches(out, m, n, n, hi, hl ? &lo : nullptr, qs.download(), n, n / 32, "rmsnorm");
@@ -98,8 +103,8 @@ TEST(NormQuant, QuantizeIsBitExactWithCpuMirror) {
   std::mt19937 rng(4);
   const int n = 2080, m = 4, ld = 2096, ld_s = 70;  // padded strides
   std::vector<float> x = random_normal(rng, static_cast<size_t>(m) * n, 3.0f);
-  for (int i = 0; i < 32; ++i) x[64 + i] = 0.0f;     // an all-zero block: scale 0, words 0
-  for (int i = 192; i < 224; ++i) x[i] = 0.0f;       // a block whose scale is subnormal
+  for (int i = 0; i < 32; ++i) x[64 + i] = 0.0f;  // an all-zero block: scale 0, words 0
+  for (int i = 192; i < 224; ++i) x[i] = 0.0f;    // a block whose scale is subnormal
   x[200] = -1e-40f;
   DevBuf<float> dx(x);
   DevBuf<int8_t> qh(static_cast<size_t>(m) * ld), ql(static_cast<size_t>(m) * ld);
@@ -195,12 +200,15 @@ TEST(NormQuant, MtpConcat) {
       const auto re = rmsnorm_ref(e.data() + static_cast<size_t>(r) * n, we.data(), n, 1e-6);
       const auto rh = rmsnorm_ref(h.data() + static_cast<size_t>(r) * n, wh.data(), n, 1e-6);
       for (int i = 0; i < n; ++i) {
-        ASSERT_NEAR(o[static_cast<size_t>(r) * 2 * n + i], re[i], norm_tol(re[i])) << "embedding half, row " << r;
-        ASSERT_NEAR(o[static_cast<size_t>(r) * 2 * n + n + i], rh[i], norm_tol(rh[i])) << "hidden half, row " << r;
+        ASSERT_NEAR(o[static_cast<size_t>(r) * 2 * n + i], re[i], norm_tol(re[i]))
+            << "embedding half, row " << r;
+        ASSERT_NEAR(o[static_cast<size_t>(r) * 2 * n + n + i], rh[i], norm_tol(rh[i]))
+            << "hidden half, row " << r;
       }
     }
     const std::vector<int8_t> lo = ql.download();
-    expect_quant_matches(o, m, 2 * n, 2 * n, qh.download(), &lo, qs.download(), 2 * n, 2 * n / 32, "mtp_concat");
+    expect_quant_matches(o, m, 2 * n, 2 * n, qh.download(), &lo, qs.download(), 2 * n, 2 * n / 32,
+                         "mtp_concat");
   }
 }
 

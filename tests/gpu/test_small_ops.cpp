@@ -38,8 +38,9 @@ TEST(SmallOps, EmbedAllTypesExact) {
     a.m = m;
     a.type = t;
     a.q8 = Q8Weights{qq.get(), qd.get(), vocab, dim, q8.stride};
-    a.dense = t == EmbedType::kF32 ? static_cast<const void*>(df32.get())
-                                   : (t == EmbedType::kF16 ? static_cast<const void*>(df16.get()) : dbf16.get());
+    a.dense = t == EmbedType::kF32
+                  ? static_cast<const void*>(df32.get())
+                  : (t == EmbedType::kF16 ? static_cast<const void*>(df16.get()) : dbf16.get());
     a.n_vocab = vocab;
     a.dim = dim;
     a.out = out.get();
@@ -51,12 +52,21 @@ TEST(SmallOps, EmbedAllTypesExact) {
         const size_t at = static_cast<size_t>(toks[r]) * dim + i;
         float expect = 0.0f;
         switch (t) {
-          case EmbedType::kQ8: expect = static_cast<float>(q8.weight(toks[r], i)); break;  // one rounding: exact
-          case EmbedType::kF32: expect = f32[at]; break;
-          case EmbedType::kF16: expect = h_bits2f(f16[at]); break;
-          case EmbedType::kBF16: expect = bf_bits2f(bf16[at]); break;
+          case EmbedType::kQ8:
+            expect = static_cast<float>(q8.weight(toks[r], i));
+            break;  // one rounding: exact
+          case EmbedType::kF32:
+            expect = f32[at];
+            break;
+          case EmbedType::kF16:
+            expect = h_bits2f(f16[at]);
+            break;
+          case EmbedType::kBF16:
+            expect = bf_bits2f(bf16[at]);
+            break;
         }
-        ASSERT_EQ(o[static_cast<size_t>(r) * dim + i], expect) << "type " << static_cast<int>(t) << " row " << r;
+        ASSERT_EQ(o[static_cast<size_t>(r) * dim + i], expect)
+            << "type " << static_cast<int>(t) << " row " << r;
       }
   }
   // An id out of range gives NaN, never a read outside the table.
@@ -95,7 +105,8 @@ TEST(SmallOps, ArgmaxTiesToLowestIndex) {
       // row 0: the maximum twice, far apart (two stage-1 chunks); row 1: NaNs before the maximum;
       // row 2: all -inf (index 0); row 3 random.
       x[17] = x[n - 5] = 100.0f;
-      for (int i = 0; i < 50; ++i) x[static_cast<size_t>(n) + i * 7] = std::numeric_limits<float>::quiet_NaN();
+      for (int i = 0; i < 50; ++i)
+        x[static_cast<size_t>(n) + i * 7] = std::numeric_limits<float>::quiet_NaN();
       x[static_cast<size_t>(n) + n / 2] = 50.0f;
       for (int i = 0; i < n; ++i) x[static_cast<size_t>(2) * n + i] = -INFINITY;
     }
@@ -154,7 +165,8 @@ TEST(SmallOps, KvStoreF16) {
   const std::vector<float> k = random_normal(rng, static_cast<size_t>(m) * n_kv * dim, 2.0f);
   const std::vector<float> v = random_normal(rng, static_cast<size_t>(m) * n_kv * dim, 2.0f);
   DevBuf<float> dk(k), dv(v);
-  DevBuf<uint16_t> kc(static_cast<size_t>(n_kv) * max_ctx * dim), vc(static_cast<size_t>(n_kv) * max_ctx * dim);
+  DevBuf<uint16_t> kc(static_cast<size_t>(n_kv) * max_ctx * dim),
+      vc(static_cast<size_t>(n_kv) * max_ctx * dim);
   kc.poison();
   vc.poison();
   DevBuf<int> dpos(std::vector<int>{pos});
@@ -200,9 +212,12 @@ TEST(SmallOps, DenseGemvAllTypes) {
         std::vector<uint16_t> w16(wf.size());
         std::vector<double> wv(wf.size());
         for (size_t i = 0; i < wf.size(); ++i) {
-          if (t == DenseType::kF16) w16[i] = f2h_bits(wf[i]), wv[i] = h_bits2f(w16[i]);
-          else if (t == DenseType::kBF16) w16[i] = f2bf_bits(wf[i]), wv[i] = bf_bits2f(w16[i]);
-          else wv[i] = wf[i];
+          if (t == DenseType::kF16)
+            w16[i] = f2h_bits(wf[i]), wv[i] = h_bits2f(w16[i]);
+          else if (t == DenseType::kBF16)
+            w16[i] = f2bf_bits(wf[i]), wv[i] = bf_bits2f(w16[i]);
+          else
+            wv[i] = wf[i];
         }
         const std::vector<float> x = random_normal(rng, static_cast<size_t>(m) * c.k, 1.0f);
         const std::vector<float> res = random_normal(rng, static_cast<size_t>(m) * c.n, 1.0f);
@@ -235,7 +250,8 @@ TEST(SmallOps, DenseGemvAllTypes) {
             const size_t i = static_cast<size_t>(r) * c.n + n;
             const double ref = s + res[i];
             const double tol = 2.0 * (c.k / 32 + 16) * std::ldexp(1.0, -24) * (abs + std::fabs(res[i]));
-            ASSERT_NEAR(y[i], ref, tol) << "K=" << c.k << " N=" << c.n << " type " << static_cast<int>(t) << " M=" << m;
+            ASSERT_NEAR(y[i], ref, tol)
+                << "K=" << c.k << " N=" << c.n << " type " << static_cast<int>(t) << " M=" << m;
           }
       }
     }

@@ -23,19 +23,19 @@ namespace qc {
 
 // GEMV family for Q8_0 weights (kernels/gemv_q8*.cu). Names are the CLI/GUI spellings.
 enum class GemvVariant : uint8_t {
-  kH,      // "h":      one warp per row, single int8 activation word, one 512-weight segment in flight
-  kHL,     // "hl":     same with the two-word (high/low) activation: ~14-bit activations, 2x dp4a
-  kHU,     // "hu":     h with two segments in flight per warp
-  kHLU,    // "hlu":    hl with two segments in flight
-  kHLU4,   // "hlu4":   hl with four segments in flight
-  kH2,     // "h2":     h with two rows per warp (activation loaded once for both)
-  kHL2,    // "hl2":    hl with two rows per warp
-  kSplitK, // "sk":     hl split over K into `split_k` chunks + fixed-order combine kernel
-  kDeq,    // "deq":    f32 activations, weights dequantised in registers
-  kTile,   // "tile":   the streaming design (hl): rows per warp x segments in flight tuned per shape,
-           //           activations staged in shared memory once per block, persistent row walk,
-           //           weight prefetch before the programmatic-launch wait
-  kTileH,  // "tile_h": the same with the single-word activation
+  kH,       // "h":      one warp per row, single int8 activation word, one 512-weight segment in flight
+  kHL,      // "hl":     same with the two-word (high/low) activation: ~14-bit activations, 2x dp4a
+  kHU,      // "hu":     h with two segments in flight per warp
+  kHLU,     // "hlu":    hl with two segments in flight
+  kHLU4,    // "hlu4":   hl with four segments in flight
+  kH2,      // "h2":     h with two rows per warp (activation loaded once for both)
+  kHL2,     // "hl2":    hl with two rows per warp
+  kSplitK,  // "sk":     hl split over K into `split_k` chunks + fixed-order combine kernel
+  kDeq,     // "deq":    f32 activations, weights dequantised in registers
+  kTile,    // "tile":   the streaming design (hl): rows per warp x segments in flight tuned per shape,
+            //           activations staged in shared memory once per block, persistent row walk,
+            //           weight prefetch before the programmatic-launch wait
+  kTileH,   // "tile_h": the same with the single-word activation
 };
 inline constexpr int kGemvVariantCount = 11;
 
@@ -44,17 +44,28 @@ enum class ActFormat : uint8_t { kH, kHL, kF32 };
 
 inline const char* gemv_variant_name(GemvVariant v) {
   switch (v) {
-    case GemvVariant::kH: return "h";
-    case GemvVariant::kHL: return "hl";
-    case GemvVariant::kHU: return "hu";
-    case GemvVariant::kHLU: return "hlu";
-    case GemvVariant::kHLU4: return "hlu4";
-    case GemvVariant::kH2: return "h2";
-    case GemvVariant::kHL2: return "hl2";
-    case GemvVariant::kSplitK: return "sk";
-    case GemvVariant::kDeq: return "deq";
-    case GemvVariant::kTile: return "tile";
-    case GemvVariant::kTileH: return "tile_h";
+    case GemvVariant::kH:
+      return "h";
+    case GemvVariant::kHL:
+      return "hl";
+    case GemvVariant::kHU:
+      return "hu";
+    case GemvVariant::kHLU:
+      return "hlu";
+    case GemvVariant::kHLU4:
+      return "hlu4";
+    case GemvVariant::kH2:
+      return "h2";
+    case GemvVariant::kHL2:
+      return "hl2";
+    case GemvVariant::kSplitK:
+      return "sk";
+    case GemvVariant::kDeq:
+      return "deq";
+    case GemvVariant::kTile:
+      return "tile";
+    case GemvVariant::kTileH:
+      return "tile_h";
   }
   return "?";
 }
@@ -82,9 +93,12 @@ inline ActFormat gemv_act_format(GemvVariant v) {
     case GemvVariant::kH:
     case GemvVariant::kHU:
     case GemvVariant::kH2:
-    case GemvVariant::kTileH: return ActFormat::kH;
-    case GemvVariant::kDeq: return ActFormat::kF32;
-    default: return ActFormat::kHL;
+    case GemvVariant::kTileH:
+      return ActFormat::kH;
+    case GemvVariant::kDeq:
+      return ActFormat::kF32;
+    default:
+      return ActFormat::kHL;
   }
 }
 
@@ -95,13 +109,16 @@ inline int gemv_identity_class(GemvVariant v) {
     case GemvVariant::kH:
     case GemvVariant::kHU:
     case GemvVariant::kH2:
-    case GemvVariant::kTileH: return 0;
+    case GemvVariant::kTileH:
+      return 0;
     case GemvVariant::kHL:
     case GemvVariant::kHLU:
     case GemvVariant::kHLU4:
     case GemvVariant::kHL2:
-    case GemvVariant::kTile: return 1;
-    default: return 2 + static_cast<int>(v);
+    case GemvVariant::kTile:
+      return 1;
+    default:
+      return 2 + static_cast<int>(v);
   }
 }
 inline bool gemv_bit_identical(GemvVariant a, GemvVariant b) {
@@ -110,18 +127,18 @@ inline bool gemv_bit_identical(GemvVariant a, GemvVariant b) {
 
 struct KernelConfig {
   GemvVariant gemv = GemvVariant::kTile;
-  int split_k = 4;                        // chunks over K for "sk" (2..16)
+  int split_k = 4;  // chunks over K for "sk" (2..16)
   // Tuning of the tile variants; 0 = the launcher's per-shape choice (kernels/gemv_q8.h, TileTuning).
-  int tile_rows_per_warp = 0;             // 0, 1 or 2
-  int tile_unroll = 0;                    // 0, 4 or 8 segments of 512 weights in flight per row
-  int tile_blocks_per_sm = -1;            // -1 = auto, 0 = one row tile per block, 1..8 = persistent grid
-  bool fuse_residual_norm_quant = true;   // residual add + RMSNorm + quantise in one kernel
-  bool fuse_gate_up = true;               // gate and up in one launch with the SwiGLU (+quantise) epilogue
-  bool cuda_graph = true;                 // one captured graph replayed per token
-  bool programmatic_launch = true;        // Hopper PDL: a kernel's weight prefetch overlaps the previous tail
-  bool mtp = false;                       // speculative decoding with the MTP block
-  int mtp_draft = 1;                      // draft tokens per step (1..3: verification runs M = draft+1 <= 4)
-  bool probes = false;                    // per-layer hidden-state L2 norms
+  int tile_rows_per_warp = 0;            // 0, 1 or 2
+  int tile_unroll = 0;                   // 0, 4 or 8 segments of 512 weights in flight per row
+  int tile_blocks_per_sm = -1;           // -1 = auto, 0 = one row tile per block, 1..8 = persistent grid
+  bool fuse_residual_norm_quant = true;  // residual add + RMSNorm + quantise in one kernel
+  bool fuse_gate_up = true;              // gate and up in one launch with the SwiGLU (+quantise) epilogue
+  bool cuda_graph = true;                // one captured graph replayed per token
+  bool programmatic_launch = true;       // Hopper PDL: a kernel's weight prefetch overlaps the previous tail
+  bool mtp = false;                      // speculative decoding with the MTP block
+  int mtp_draft = 1;                     // draft tokens per step (1..3: verification runs M = draft+1 <= 4)
+  bool probes = false;                   // per-layer hidden-state L2 norms
 
   // Empty when every field is in range, else a message naming the field, the range and the value.
   std::string validate() const {
