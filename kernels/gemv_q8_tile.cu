@@ -317,9 +317,11 @@ TileTuning tile_tuning_for(int m, int k, int n, int sm_count) {
   TileTuning t;
   // First guess before device measurements (docs/KERNELS.md, "what to measure first"): one row per warp,
   // eight segments in flight when the row has at least eight, a persistent grid of two blocks per SM.
-  // With M > 1 the activations per segment multiply, so fewer weight segments in flight keep registers down.
+  // M >= 3: two rows per warp, because every activation word read from shared memory then serves two
+  // weight rows -- at M = 4 with hl, one row per warp reads 2 KB of activations per 512 weight bytes,
+  // about the SM's shared-memory bandwidth at the DRAM rate (128 B/clk vs ~18 B/clk of weights per SM).
   const int nseg = (k + kSegBytes - 1) / kSegBytes;
-  t.rows_per_warp = 1;
+  t.rows_per_warp = m >= 3 ? 2 : 1;
   t.unroll = (nseg >= 8 && m <= 2) ? 8 : 4;
   t.blocks_per_sm = 2;
   return t;

@@ -432,11 +432,16 @@ void Bench::gemv_section() {
       }
     }
     // M = 1..4 with the best schedule: the cost of verifying several tokens in one weight pass.
+    // Also the launcher's own choice (tile_tuning_for: two rows per warp from M = 3).
+    const Variant autov{"tile auto", GemvVariant::kTile};
     for (int m = 1; m <= 4 && !out_of_time("M scaling"); ++m) {
-      Result r = measure(s, best, w, m, "graph_pdl");
-      if (r.error.empty())
-        std::printf("  M=%d %-14s %8.2f us (%.2fx of M=1)\n", m, best.label.c_str(), r.us, r.us / best_us);
-      mscale_.push_back(r);
+      for (const Variant* v : std::initializer_list<const Variant*>{&best, &autov}) {
+        Result r = measure(s, *v, w, m, "graph_pdl");
+        if (r.error.empty())
+          std::printf("  M=%d %-14s %8.2f us (%.2fx of the best M=1)\n", m, v->label.c_str(), r.us,
+                      r.us / best_us);
+        mscale_.push_back(r);
+      }
     }
     // Fused gate+up (one launch over both matrices: consecutive copies play gate and up) vs two tile
     // launches.

@@ -62,7 +62,8 @@ step_build() {
   if grep -q "qwenchat_gpu_tests" "$BUILD/build.ninja" 2>/dev/null; then targets+=(qwenchat_gpu_tests); fi
   ninja -C "$BUILD" -j"$JOBS" "${targets[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; return 1; }
   # Register/spill report of the kernels (from -Xptxas -v) for the record.
-  grep -E "Compiling entry|registers|spill" "$OUT/build.log" > "$OUT/ptxas.txt" || true
+  python3 "$ROOT/tools/device/ptxas_summary.py" "$OUT/build.log" > "$OUT/ptxas.txt" 2>/dev/null ||
+    grep -E "Compiling entry|registers|spill" "$OUT/build.log" > "$OUT/ptxas.txt" || true
   TESTS_BIN=$(find "$BUILD" -name qwenchat_gpu_tests -type f -perm -u+x | head -1)
   BENCH_BIN=$(find "$BUILD" -name qwenchat-gemv-bench -type f -perm -u+x | head -1)
   log "tests: ${TESTS_BIN:-not built}; bench: ${BENCH_BIN:-not built}"
