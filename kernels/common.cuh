@@ -28,6 +28,9 @@ inline constexpr float kInv127 = 1.0f / 127.0f;
 // earlier kernel reads; the wait returns once all earlier grids have completed and their memory is visible.
 // Because every kernel waits unconditionally (in all threads, before any early return), completion is
 // transitive along the stream. On older GPUs, and when the attribute is not set, both are no-ops.
+// Loads: data written by earlier kernels is read with ordinary (coherent) loads after pdl_wait(), never
+// through __ldg / ld.global.nc, whose contract (read-only for the kernel's lifetime) a PDL overlap with
+// the still-running producer would break. Only the weights, written once at load time, use the .nc path.
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");

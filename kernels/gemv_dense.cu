@@ -82,7 +82,7 @@ __global__ void __launch_bounds__(kThreads) gemv_dense_kernel(const GemvDenseArg
         for (int m = 0; m < M; ++m) {
 #pragma unroll
           for (int j = 0; j < V; j += 4) {
-            const float4 xv = __ldg(reinterpret_cast<const float4*>(a.x + m * a.ld_x + k + j));
+            const float4 xv = *reinterpret_cast<const float4*>(a.x + m * a.ld_x + k + j);
             acc[m] = __fmaf_rn(wv[j], xv.x, acc[m]);
             acc[m] = __fmaf_rn(wv[j + 1], xv.y, acc[m]);
             acc[m] = __fmaf_rn(wv[j + 2], xv.z, acc[m]);

@@ -50,10 +50,10 @@ __global__ void __launch_bounds__(kThreads)
     for (int m = 0; m < M; ++m) {
       const float4* x4 = reinterpret_cast<const float4*>(x + m * ld_x + s * kSegBytes + 16 * lane);
       float p = 0.0f;
-      p = dot4(w.x, __ldg(x4 + 0), p);
-      p = dot4(w.y, __ldg(x4 + 1), p);
-      p = dot4(w.z, __ldg(x4 + 2), p);
-      p = dot4(w.w, __ldg(x4 + 3), p);
+      p = dot4(w.x, x4[0], p);
+      p = dot4(w.y, x4[1], p);
+      p = dot4(w.z, x4[2], p);
+      p = dot4(w.w, x4[3], p);
       acc[m] = __fmaf_rn(p, d, acc[m]);
     }
   }

@@ -87,11 +87,11 @@ __global__ void __launch_bounds__(kThreads) gemv_rows_kernel(const RowsParams p)
         const int b = seg * kSegBlocks + lane / 2;
 #pragma unroll
         for (int m = 0; m < M; ++m) {
-          const int4 ah = __ldg(reinterpret_cast<const int4*>(p.xh + m * p.ld + seg * kSegBytes + 16 * lane));
+          const int4 ah = *reinterpret_cast<const int4*>(p.xh + m * p.ld + seg * kSegBytes + 16 * lane);
           int4 al = ah;
           if constexpr (kHL)
-            al = __ldg(reinterpret_cast<const int4*>(p.xl + m * p.ld + seg * kSegBytes + 16 * lane));
-          const float xs = __ldg(p.xs + m * p.ld_s + b);
+            al = *reinterpret_cast<const int4*>(p.xl + m * p.ld + seg * kSegBytes + 16 * lane);
+          const float xs = p.xs[m * p.ld_s + b];
 #pragma unroll
           for (int r = 0; r < R; ++r)
             acc[m][r] = seg_fold(acc[m][r], seg_value<kHL>(w[u][r], ah, al), wd[u][r], xs);

@@ -107,14 +107,14 @@ __global__ void __launch_bounds__(kThreads) gemv_tile_kernel(const TileParams p)
     for (int i = threadIdx.x; i < M * vec; i += kThreads) {
       const int m = i / vec, v = i - m * vec;
       *reinterpret_cast<int4*>(sh + m * kp + 16 * v) =
-          __ldg(reinterpret_cast<const int4*>(p.xh + m * p.ld + 16 * v));
+          *reinterpret_cast<const int4*>(p.xh + m * p.ld + 16 * v);
       if constexpr (kHL)
         *reinterpret_cast<int4*>(sl + m * kp + 16 * v) =
-            __ldg(reinterpret_cast<const int4*>(p.xl + m * p.ld + 16 * v));
+            *reinterpret_cast<const int4*>(p.xl + m * p.ld + 16 * v);
     }
     for (int i = threadIdx.x; i < M * d_stride; i += kThreads) {
       const int m = i / d_stride, b = i - m * d_stride;
-      ss[m * (kp / kQBlock) + b] = __ldg(p.xs + m * p.ld_s + b);
+      ss[m * (kp / kQBlock) + b] = p.xs[m * p.ld_s + b];
     }
     xh = sh;
     xl = sl;

@@ -74,7 +74,7 @@ step_tests() {
   [[ -n "$TESTS_BIN" ]] || { log "no test binary (GoogleTest missing?)"; return 1; }
   timeout 900 "$TESTS_BIN" --gtest_color=no > "$OUT/gpu_tests.log" 2>&1
   local rc=$?
-  grep -E "^\[==========\] .* ran|^\[  PASSED  \]|^\[  SKIPPED \] [0-9]+ test" "$OUT/gpu_tests.log"
+  grep -E "^\[ device   \]|^\[==========\] .* ran|^\[  PASSED  \]|^\[  SKIPPED \] [0-9]+ test" "$OUT/gpu_tests.log"
   grep -E "^\[  FAILED  \] [A-Za-z]" "$OUT/gpu_tests.log" | sed 's/ ([0-9]* ms)//' | sort -u | head -30
   # The first failure messages, short.
   grep -A4 -m4 "Failure$" "$OUT/gpu_tests.log" | cut -c1-300 | head -40
