@@ -72,22 +72,22 @@ step_build() {
 
 step_tests() {
   [[ -n "$TESTS_BIN" ]] || { log "no test binary (GoogleTest missing?)"; return 1; }
-  timeout 900 "$TESTS_BIN" --gtest_color=no > "$OUT/gpu_tests.log" 2>&1
+  timeout 240 "$TESTS_BIN" --gtest_color=no > "$OUT/gpu_tests.log" 2>&1
   local rc=$?
   grep -E "^\[ device   \]|^\[==========\] .* ran|^\[  PASSED  \]|^\[  SKIPPED \] [0-9]+ test" "$OUT/gpu_tests.log"
   grep -E "^\[  FAILED  \] [A-Za-z]" "$OUT/gpu_tests.log" | sed 's/ ([0-9]* ms)//' | sort -u | head -30
   # The first failure messages, short.
   grep -A4 -m4 "Failure$" "$OUT/gpu_tests.log" | cut -c1-300 | head -40
-  [[ $rc -eq 124 ]] && log "tests TIMED OUT after 900 s"
+  [[ $rc -eq 124 ]] && log "tests TIMED OUT after 240 s"
   return $rc
 }
 
 step_bench() {
   [[ -n "$BENCH_BIN" ]] || return 1
   # shellcheck disable=SC2086
-  timeout 420 "$BENCH_BIN" --json "$OUT/gemv_bench.json" ${QWENCHAT_BENCH_ARGS:-} > "$OUT/gemv_bench.log" 2>&1
+  timeout 240 "$BENCH_BIN" --json "$OUT/gemv_bench.json" --budget 170 ${QWENCHAT_BENCH_ARGS:-} > "$OUT/gemv_bench.log" 2>&1
   local rc=$?
-  [[ $rc -eq 124 ]] && log "bench TIMED OUT after 420 s (partial log kept)"
+  [[ $rc -eq 124 ]] && log "bench TIMED OUT after 240 s (partial log kept)"
   return $rc
 }
 
