@@ -15,6 +15,8 @@ Status cmd_generate(int argc, char** argv);
 Status cmd_chat(int argc, char** argv);
 Status cmd_tokenize(int argc, char** argv);
 Status cmd_logits(int argc, char** argv);
+Status cmd_export(int argc, char** argv);  // cmd_export.cpp: conversations out of the app's store
+Status cmd_import(int argc, char** argv);  // cmd_export.cpp: our JSON export back into a store
 
 // Options every engine-using command shares: --model, --backend, --ctx, --threads.
 std::vector<app::OptionSpec> engine_option_specs();

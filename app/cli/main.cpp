@@ -13,7 +13,9 @@ void usage() {
                "  generate   generate text from a prompt\n"
                "  chat       interactive chat in the terminal\n"
                "  tokenize   token ids of a text as JSON\n"
-               "  logits     float32 logits and hidden states of a token sequence\n");
+               "  logits     float32 logits and hidden states of a token sequence\n"
+               "  export     conversations from the app's database to Markdown, JSON or text\n"
+               "  import     conversations from a JSON export into the app's database\n");
 }
 
 }  // namespace
@@ -35,6 +37,10 @@ int main(int argc, char** argv) {
     s = qc::cli::cmd_tokenize(argc, argv);
   } else if (cmd == "logits") {
     s = qc::cli::cmd_logits(argc, argv);
+  } else if (cmd == "export") {
+    s = qc::cli::cmd_export(argc, argv);
+  } else if (cmd == "import") {
+    s = qc::cli::cmd_import(argc, argv);
   } else {
     std::fprintf(stderr, "qwenchat-cli: unknown command \"%s\" (qwenchat-cli --help lists them)\n", cmd.c_str());
     return 2;

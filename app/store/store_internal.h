@@ -1,0 +1,35 @@
+// Helpers shared by the store's .cpp files (not part of the API).
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include <exception>
+#include <string>
+
+#include "chat/chat_state.h"
+#include "qwenchat/result.h"
+
+namespace qc::store::detail {
+
+// Runs f (which returns a Result or a Status) and turns any exception SQLiteCpp (or the allocator) throws
+// into an Error naming the operation and the database: "store: <what> in <path>: <sqlite message>".
+template <class F>
+auto guarded(const std::string& path, const std::string& what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    return make_error("store: " + what + " in " + path + ": " + e.what());
+  }
+}
+
+// JSON column text; invalid UTF-8 in model output is replaced rather than thrown on.
+std::string json_text(const nlohmann::json& j);
+// Parses a JSON column; `what` names it for the error ("message 7 stats").
+Result<nlohmann::json> parse_json_column(const std::string& text, const std::string& what);
+
+// INSERT OR UPDATE of every column of one message row.
+void write_message(SQLite::Database& db, chat::ConversationId conversation, const chat::Message& m,
+                   bool insert);
+
+}  // namespace qc::store::detail
