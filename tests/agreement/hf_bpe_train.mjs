@@ -15,6 +15,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 
+import { FRAGMENTS } from './tokenizer_cases.mjs';
+
 // Must equal engine/tokenizer/pretokenizer.cpp character for character: our tokenizer.json loader only
 // accepts these exact patterns, so a drift fails the test at load time.
 export const REGEXES = {
@@ -38,6 +40,9 @@ const MULTILINGUAL = [
   'int main(int argc, char** argv) {\n\tstd::vector<int> v{1, 2, 3};\n\treturn v.size() > 2 ? 0 : 1;\n}\n',
   '<|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n<think>\nA greeting.\n</think>\n\nHi!<|im_end|>\n',
   'Windows line\r\nendings\r\n\r\nand\ttabs\t\tand  double  spaces   here.\n',
+  "IT'S DON'T WE'LL THEY'RE WE'VE I'M HE'D SHE'S it's don't we'll they're we've i'm he'd She'S We'Ll",
+  'Cafe\u0301 nai\u0308ve re\u0301sume\u0301 A\u030angstro\u0308m \u0915\u094d\u0937 \u0645\u064e\u0631\u0652',
+  'tabs\t\tthen   spaces    and\n\n\nnewlines  \n  mixed \u00a0nbsp\u3000ideographic\u2003em',
 ];
 
 export function corpusText() {
@@ -68,7 +73,12 @@ export function corpusText() {
       // A symlink to a missing page or a non-gzip file: skip it.
     }
   }
-  for (let i = 0; i < 3; ++i) parts.push(MULTILINGUAL.join('\n'));
+  // Repeated so that merges span the places where the pre-tokenizers' splits could go wrong (marks after
+  // letters, uppercase contractions, whitespace runs before words, emoji sequences): with only byte
+  // tokens there, a wrong split would still give the same ids and go unnoticed.
+  for (let i = 0; i < 20; ++i) parts.push(MULTILINGUAL.join('\n'));
+  const fragments = Object.values(FRAGMENTS).flat();
+  for (let i = 0; i < 8; ++i) parts.push(fragments.join(i % 2 ? ' ' : '\n'));
   return { text: parts.join('\n'), files: seen.size };
 }
 

@@ -33,8 +33,19 @@ for (let i = 0; i < cases.length; ++i) {
   }
   if (shown++ < 15) {
     console.log(`--- ${name} case ${i + 1}: ${clip(JSON.stringify(cases[i]))}`);
-    console.log(`  HF:   ${clip(e === undefined ? '(missing)' : show(JSON.parse(e)))}`);
-    console.log(`  ours: ${clip(o === undefined ? '(missing)' : show(JSON.parse(o)))}`);
+    if (e === undefined || o === undefined) {
+      console.log(`  ${e === undefined ? 'HF' : 'our'} line is missing`);
+      continue;
+    }
+    // From a few tokens before the first difference.
+    const he = JSON.parse(e);
+    const ho = JSON.parse(o);
+    let k = 0;
+    while (k < he.length && k < ho.length && he[k] === ho[k]) ++k;
+    const from = Math.max(0, k - 3);
+    console.log(`  first difference at token ${k}; from token ${from}:`);
+    console.log(`  HF:   ${clip(show(he.slice(from, k + 8)))}`);
+    console.log(`  ours: ${clip(show(ho.slice(from, k + 8)))}`);
   }
 }
 for (const p of problems) console.log(`FAIL ${name}: ${p}`);

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # tokenizer_agreement_hf: HF-trained byte-level BPEs (qwen35 and qwen2 pre-tokenizers), >= 2000 test
 # strings; qwenchat-cli's ids must equal HF's for every string and every decode must give the string back.
-#   run_tokenizer_agreement.sh SOURCE_DIR OUT_DIR QWENCHAT_CLI TOKENIZER_ROUNDTRIP
+# Then the pre-tokenizer code point sweep (hf_pretokenizer_sweep.mjs).
+#   run_tokenizer_agreement.sh SOURCE_DIR OUT_DIR QWENCHAT_CLI TOKENIZER_ROUNDTRIP PRETOKENIZE_DUMP
 set -uo pipefail
 SRC=$1
 OUT=$2
 CLI=$3
 ROUNDTRIP=$4
+PRETOKENIZE=$5
 # shellcheck source=npm_setup.sh
 source "$SRC/tests/agreement/npm_setup.sh"
 rm -rf "$OUT"
@@ -25,5 +27,6 @@ for name in qwen35 qwen2; do
   echo "$name round trips:"
   "$ROUNDTRIP" "$dir/tokenizer.json" "$OUT/cases.jsonl" "$dir/expected.jsonl" || fails=$((fails + 1))
 done
+node "$SRC/tests/agreement/hf_pretokenizer_sweep.mjs" "$OUT" "$PRETOKENIZE" || fails=$((fails + 1))
 [ $fails -eq 0 ] && echo "tokenizer agreement: all identical" || echo "tokenizer agreement: $fails check(s) failed"
 exit $((fails > 0))

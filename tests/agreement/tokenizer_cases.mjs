@@ -18,7 +18,7 @@ export function mulberry32(seed) {
   };
 }
 
-const FRAGMENTS = {
+export const FRAGMENTS = {
   latin: ['café', 'naïve', 'Ångström', 'façade', 'São Paulo', 'Dvořák', 'Łódź', 'İstanbul', 'straße',
     'STRASSE', 'Œuvre', 'résumé', 'jalapeño', 'Zürich', 'ÉCOLE', 'Ærøskøbing', 'ĳssel', 'Ǆemal', 'ǅ ǆ',
     'Ỳên Ṩụ', 'ﬁnance ﬂow', 'Ω Å K', 'ſtraße'],
