@@ -1,6 +1,8 @@
 // qwenchat-convert: converts a Hugging Face Qwen3.5 checkpoint folder (config.json, *.safetensors,
 // tokenizer.json, tokenizer_config.json) into a qwen35 GGUF in llama.cpp's layout, streaming tensor by
 // tensor. Q8_0 by default; norms, conv taps, ssm_a, dt bias, ssm_alpha/ssm_beta stay F32.
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 
@@ -44,12 +46,17 @@ qc::Status run(const Args& args) {
   o.name = args.get_or("name", "");
   const bool quiet = args.has("quiet");
   o.notice = [](const std::string& s) { std::fprintf(stderr, "qwenchat-convert: note: %s\n", s.c_str()); };
-  o.progress = [quiet](const qc::ConvertProgress& p) {
+  // On a terminal one line is rewritten in place; into a log, a line per tenth of the bytes.
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  int last_tenth = -1;
+  o.progress = [quiet, tty, &last_tenth](const qc::ConvertProgress& p) {
     if (quiet) return;
-    std::fprintf(stderr, "\r[%zu/%zu] %-40s %8.1f / %.1f MiB", p.done, p.total, p.tensor.c_str(),
-                 static_cast<double>(p.bytes_done) / (1 << 20),
-                 static_cast<double>(p.bytes_total) / (1 << 20));
-    if (p.done == p.total) std::fprintf(stderr, "\n");
+    const int tenth = p.bytes_total ? static_cast<int>(10 * p.bytes_done / p.bytes_total) : 10;
+    if (!tty && tenth == last_tenth && p.done != p.total) return;
+    last_tenth = tenth;
+    std::fprintf(stderr, "%s[%zu/%zu] %-40s %8.1f / %.1f MiB%s", tty ? "\r" : "", p.done, p.total,
+                 p.tensor.c_str(), static_cast<double>(p.bytes_done) / (1 << 20),
+                 static_cast<double>(p.bytes_total) / (1 << 20), tty && p.done != p.total ? "" : "\n");
   };
   QC_ASSIGN(const qc::ConvertSummary s, qc::convert_hf_checkpoint(o));
   if (!quiet) {
