@@ -1,0 +1,323 @@
+#include "app.h"
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "common/default_model.h"
+
+namespace qc::gui {
+namespace {
+
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+PixelRect to_pixels(const ImVec4& r, float sx, float sy) {
+  return PixelRect{static_cast<int>(std::lround(r.x * sx)), static_cast<int>(std::lround(r.y * sy)),
+                   static_cast<int>(std::lround(r.z * sx)), static_cast<int>(std::lround(r.w * sy))};
+}
+
+ImVec4 window_rect() {
+  const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
+  return ImVec4(p.x, p.y, s.x, s.y);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<App>> App::create(const GuiOptions& options) {
+  QC_ASSIGN(std::string dir, config_dir());
+  std::string db = options.db_path;
+  if (db.empty()) {
+    QC_ASSIGN(db, store::default_db_path());
+  }
+  QC_ASSIGN(store::Store s, store::Store::open(db));
+  return std::unique_ptr<App>(new App(std::move(s), std::move(dir), options));
+}
+
+App::App(store::Store store, std::string config_dir, const GuiOptions& options)
+    : options_(options),
+      config_dir_(std::move(config_dir)),
+      config_path_(config_dir_ + "/config.json"),
+      ini_path_(config_dir_ + "/imgui.ini"),
+      store_(std::move(store)),
+      shots_(options.screenshot_dir) {
+  std::vector<std::string> warnings;
+  config_ = AppConfig::load(config_path_, &warnings);
+  for (std::string& w : warnings) notices_.error(std::move(w));
+  if (!options_.backend.empty()) config_.backend = options_.backend;
+  WorkerOptions wo;
+  wo.on_event = [](const WorkerEvent&) { glfwPostEmptyEvent(); };  // thread-safe in GLFW
+  worker_ = std::make_unique<Worker>(wo);
+  chat_ = std::make_unique<ChatController>(store_, *worker_);
+}
+
+App::~App() {
+  chat_->close();  // a streaming reply is kept as stopped
+  worker_.reset();
+  (void)config_.save(config_path_);
+}
+
+UiContext App::context() {
+  return UiContext{*worker_, *chat_, store_,   config_,   model_, diag_,
+                   fonts_,   theme_, notices_, requests_, now_s_};
+}
+
+void App::start() {
+  fonts_ = load_fonts(config_.settings.ui_scale);
+  for (const std::string& n : fonts_.notes) notices_.info("fonts: " + n);
+  theme_ = apply_theme(config_.settings.dark_theme, config_.settings.ui_scale);
+  // The model: the command line, else the last one used, else the bundled default.
+  std::string path = options_.model_path;
+  if (path.empty() && !config_.recent_models.empty()) path = config_.recent_models.front();
+  if (path.empty()) {
+    auto def = app::default_model_path();
+    if (def.ok()) {
+      path = *def;
+    } else {
+      notices_.error(def.error().describe());
+    }
+  }
+  UiContext ctx = context();
+  if (!path.empty()) ModelPanel::load(ctx, path);
+  // Reopen the most recent conversation.
+  auto list = store_.list_conversations();
+  if (list.ok() && !list->empty()) notices_.check(chat_->open(list->front().id), "open conversation");
+}
+
+void App::run(GLFWwindow* window) {
+  start();
+  while (!glfwWindowShouldClose(window)) {
+    // Idle: sleep until input or a worker event; animate while loading or capturing.
+    if (model_.loading || shots_.active()) {
+      glfwWaitEventsTimeout(1.0 / 30.0);
+    } else {
+      glfwWaitEventsTimeout(0.5);
+    }
+    frame(window);
+  }
+}
+
+void App::drain_events() {
+  const int64_t now_ms = chat::now_ms();
+  for (const WorkerEvent& e : worker_->drain()) {
+    model_.on_event(e, now_s_);
+    diag_.on_event(e);
+    notices_.check(chat_->on_event(e, now_ms), "reply");
+    if (const auto* n = std::get_if<WorkerNotice>(&e)) {
+      if (n->ok)
+        notices_.info(n->what + ": " + n->message);
+      else
+        notices_.error(n->what + ": " + n->message);
+    } else if (const auto* f = std::get_if<ModelLoadFailed>(&e)) {
+      notices_.error("load " + f->path + ": " + f->error.describe());
+    } else if (const auto* l = std::get_if<ModelLoaded>(&e)) {
+      notices_.info("model ready: " + l->facts.path + " on " + l->facts.backend.name);
+    } else if (const auto* g = std::get_if<GenerationFinished>(&e)) {
+      if (g->stop_reason == StopReason::error) notices_.error("generation: " + g->error);
+      if (!g->note.empty()) notices_.info(g->note);
+    } else if (const auto* s = std::get_if<GenerationStarted>(&e); s && s->dropped_messages > 0) {
+      notices_.info("the earliest " + std::to_string(s->dropped_messages) +
+                    " messages were left out to fit the context");
+    }
+  }
+}
+
+void App::shortcuts() {
+  const ImGuiIO& io = ImGui::GetIO();
+  auto pressed = [](int key) { return ImGui::IsKeyPressed(key, false); };
+  if (io.KeyCtrl && pressed('N')) requests_.new_conversation = true;
+  if (io.KeyCtrl && pressed('K')) requests_.open_search = true;
+  if (io.KeyCtrl && pressed('E')) requests_.open_export = true;
+  if (pressed(ImGui::GetKeyIndex(ImGuiKey_Escape)) && chat_->streaming()) chat_->stop();
+  if (pressed(GLFW_KEY_F12)) shots_.start();
+}
+
+void App::frame(GLFWwindow* window) {
+  now_s_ = wall_seconds();
+  notices_.now_s = now_s_;
+  drain_events();
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+  shortcuts();
+  layout();
+  ImGui::Render();
+  int fb_w = 0, fb_h = 0, win_w = 0, win_h = 0;
+  glfwGetFramebufferSize(window, &fb_w, &fb_h);
+  glfwGetWindowSize(window, &win_w, &win_h);
+  glViewport(0, 0, fb_w, fb_h);
+  const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  glClearColor(bg.x, bg.y, bg.z, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  if (shots_.active() && win_w > 0 && win_h > 0) {
+    const float sx = static_cast<float>(fb_w) / static_cast<float>(win_w);
+    const float sy = static_cast<float>(fb_h) / static_cast<float>(win_h);
+    notices_.check(shots_.after_render(fb_w, fb_h, to_pixels(rect_sidebar_, sx, sy),
+                                       to_pixels(rect_chat_, sx, sy), to_pixels(rect_inspector_, sx, sy)),
+                   "screenshot");
+  }
+  glfwSwapBuffers(window);
+  handle_requests();
+}
+
+void App::handle_requests() {
+  UiContext ctx = context();
+  if (requests_.new_conversation) {
+    chat_->close();
+    chat_panel_.focus_input();
+  }
+  if (requests_.open_search) sidebar_.focus_search();
+  if (requests_.open_export) export_dialog_.open(ctx);
+  if (requests_.rebuild_fonts) {
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    fonts_ = load_fonts(config_.settings.ui_scale);
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+    requests_.apply_theme = true;
+  }
+  if (requests_.apply_theme) theme_ = apply_theme(config_.settings.dark_theme, config_.settings.ui_scale);
+  if (requests_.save_config) config_dirty_ = true;
+  // Saved at most once a second: a slider drag changes settings on every frame.
+  if (config_dirty_ && now_s_ - config_saved_at_ > 1.0) {
+    notices_.check(config_.save(config_path_), "save configuration");
+    config_saved_at_ = now_s_;
+    config_dirty_ = false;
+  }
+  if (const chat::MessageId jump = sidebar_.take_jump()) chat_panel_.scroll_to(jump);
+  requests_ = AppRequests{};
+}
+
+void App::layout() {
+  UiContext ctx = context();
+  menu_bar();
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float em = ctx.em();
+  const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
+  const ImVec2 origin = vp->WorkPos;
+  const ImVec2 size(vp->WorkSize.x, vp->WorkSize.y - status_h);
+  const float side_w = std::min(config_.sidebar_em * em, size.x * 0.25f);
+  const float insp_w = std::min(config_.inspector_em * em, size.x * 0.4f);
+  const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                 ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoBringToFrontOnFocus |
+                                 ImGuiWindowFlags_NoSavedSettings;
+
+  ImGui::SetNextWindowPos(origin);
+  ImGui::SetNextWindowSize(ImVec2(side_w, size.y));
+  if (ImGui::Begin("Conversations", nullptr, fixed)) sidebar_.draw(ctx);
+  rect_sidebar_ = window_rect();
+  ImGui::End();
+
+  ImGui::SetNextWindowPos(ImVec2(origin.x + side_w, origin.y));
+  ImGui::SetNextWindowSize(ImVec2(size.x - side_w - insp_w, size.y));
+  if (ImGui::Begin("Chat", nullptr, fixed | ImGuiWindowFlags_NoTitleBar)) chat_panel_.draw(ctx);
+  rect_chat_ = window_rect();
+  ImGui::End();
+
+  ImGui::SetNextWindowPos(ImVec2(origin.x + size.x - insp_w, origin.y));
+  ImGui::SetNextWindowSize(ImVec2(insp_w, size.y));
+  if (ImGui::Begin("Inspector", nullptr, fixed | ImGuiWindowFlags_NoTitleBar)) {
+    const ScreenshotSequence::Tab forced = shots_.tab();
+    auto flag = [&](ScreenshotSequence::Tab t) {
+      return forced == t ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+    };
+    if (ImGui::BeginTabBar("tabs")) {
+      if (ImGui::BeginTabItem("Model", nullptr, flag(ScreenshotSequence::Tab::kModel))) {
+        ImGui::BeginChild("model");
+        model_panel_.draw(ctx);
+        ImGui::EndChild();
+        ImGui::EndTabItem();
+      }
+      if (ImGui::BeginTabItem("Settings", nullptr, flag(ScreenshotSequence::Tab::kSettings))) {
+        ImGui::BeginChild("settings");
+        settings_panel_.draw(ctx);
+        ImGui::EndChild();
+        ImGui::EndTabItem();
+      }
+      if (ImGui::BeginTabItem("Diagnostics", nullptr, flag(ScreenshotSequence::Tab::kDiagnostics))) {
+        ImGui::BeginChild("diagnostics");
+        diagnostics_panel_.draw(ctx);
+        ImGui::EndChild();
+        ImGui::EndTabItem();
+      }
+      ImGui::EndTabBar();
+    }
+  }
+  rect_inspector_ = window_rect();
+  ImGui::End();
+
+  ImGui::SetNextWindowPos(ImVec2(origin.x, origin.y + size.y));
+  ImGui::SetNextWindowSize(ImVec2(size.x, status_h));
+  if (ImGui::Begin("##status", nullptr, fixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar)) {
+    status_bar(status_h);
+  }
+  ImGui::End();
+  export_dialog_.draw(ctx);
+}
+
+void App::menu_bar() {
+  if (!ImGui::BeginMainMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("New chat", "Ctrl+N")) requests_.new_conversation = true;
+    if (ImGui::MenuItem("Search", "Ctrl+K")) requests_.open_search = true;
+    if (ImGui::MenuItem("Export…", "Ctrl+E")) requests_.open_export = true;
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit")) glfwSetWindowShouldClose(glfwGetCurrentContext(), 1);
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    if (ImGui::MenuItem("Dark theme", nullptr, config_.settings.dark_theme)) {
+      config_.settings.dark_theme = true;
+      requests_.apply_theme = requests_.save_config = true;
+    }
+    if (ImGui::MenuItem("Light theme", nullptr, !config_.settings.dark_theme)) {
+      config_.settings.dark_theme = false;
+      requests_.apply_theme = requests_.save_config = true;
+    }
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    ImGui::MenuItem("Enter: send · Shift+Enter: new line", nullptr, false, false);
+    ImGui::MenuItem("Esc: stop the reply", nullptr, false, false);
+    ImGui::MenuItem("Ctrl+N new · Ctrl+K search · Ctrl+E export", nullptr, false, false);
+    if (shots_.enabled()) ImGui::MenuItem("F12: capture every panel", nullptr, false, false);
+    ImGui::EndMenu();
+  }
+  ImGui::EndMainMenuBar();
+}
+
+void App::status_bar(float) {
+  if (!notices_.entries.empty()) {
+    const Notices::Entry& e = notices_.entries.back();
+    ImGui::TextColored(e.error ? theme_.error : theme_.text_muted, "%s", e.text.c_str());
+    if (ImGui::IsItemHovered() && notices_.entries.size() > 1) {
+      ImGui::BeginTooltip();
+      const size_t first = notices_.entries.size() > 12 ? notices_.entries.size() - 12 : 0;
+      for (size_t i = first; i < notices_.entries.size(); ++i) {
+        const auto& n = notices_.entries[i];
+        ImGui::TextColored(n.error ? theme_.error : theme_.text_muted, "%s", n.text.c_str());
+      }
+      ImGui::EndTooltip();
+    }
+  }
+  char right[128];
+  if (chat_->streaming() && diag_.last) {
+    std::snprintf(right, sizeof right, "generating · %.1f tok/s", diag_.last->decode_tok_per_s);
+  } else if (model_.loading) {
+    std::snprintf(right, sizeof right, "loading…");
+  } else if (model_.facts) {
+    std::snprintf(right, sizeof right, "%s · ready", model_.facts->backend.name.c_str());
+  } else {
+    std::snprintf(right, sizeof right, "no model");
+  }
+  const float w = ImGui::CalcTextSize(right).x;
+  ImGui::SameLine(
+      std::max(ImGui::GetWindowWidth() - w - ImGui::GetStyle().WindowPadding.x, ImGui::GetCursorPosX() + 20));
+  ImGui::TextColored(theme_.text_muted, "%s", right);
+}
+
+}  // namespace qc::gui

@@ -1,0 +1,77 @@
+// The desktop app: owns the store, the worker, the chat controller, the configuration and the panels;
+// runs the frame loop (drain worker events once per frame, shortcuts, layout, requests, captures).
+// The UI thread never waits on the engine: events arrive through Worker::drain(), and the worker wakes
+// the loop with glfwPostEmptyEvent.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "chat_panel.h"
+#include "diagnostics_panel.h"
+#include "export_dialog.h"
+#include "gui_options.h"
+#include "model_panel.h"
+#include "screenshot.h"
+#include "settings_panel.h"
+#include "sidebar_panel.h"
+#include "ui_context.h"
+
+struct GLFWwindow;
+
+namespace qc::gui {
+
+class App {
+ public:
+  // Opens the store and the configuration; errors (an unreadable database) end the app before a
+  // window is shown.
+  static Result<std::unique_ptr<App>> create(const GuiOptions& options);
+  ~App();
+
+  // Runs until the window closes. The ImGui context and its GLFW/OpenGL backends must be set up.
+  void run(GLFWwindow* window);
+
+  const std::string& ini_path() const { return ini_path_; }
+  const AppConfig& config() const { return config_; }
+
+ private:
+  App(store::Store store, std::string config_dir, const GuiOptions& options);
+  void start();
+  void frame(GLFWwindow* window);
+  void drain_events();
+  void shortcuts();
+  void layout();
+  void menu_bar();
+  void status_bar(float height);
+  void handle_requests();
+  UiContext context();
+
+  GuiOptions options_;
+  std::string config_dir_;
+  std::string config_path_;
+  std::string ini_path_;
+  AppConfig config_;
+  store::Store store_;
+  std::unique_ptr<Worker> worker_;
+  std::unique_ptr<ChatController> chat_;
+  ModelStatus model_;
+  DiagnosticsState diag_;
+  Fonts fonts_;
+  Theme theme_;
+  Notices notices_;
+  AppRequests requests_;
+  double now_s_ = 0;
+  double config_saved_at_ = 0;
+  bool config_dirty_ = false;
+
+  SidebarPanel sidebar_;
+  ChatPanel chat_panel_;
+  ModelPanel model_panel_;
+  SettingsPanel settings_panel_;
+  DiagnosticsPanel diagnostics_panel_;
+  ExportDialog export_dialog_;
+  ScreenshotSequence shots_;
+  ImVec4 rect_sidebar_, rect_chat_, rect_inspector_;  // x, y, w, h of the last frame's panels
+};
+
+}  // namespace qc::gui

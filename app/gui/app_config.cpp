@@ -1,0 +1,80 @@
+#include "app_config.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace qc::gui {
+
+Result<std::string> config_dir() {
+  namespace fs = std::filesystem;
+  fs::path dir;
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x == '/') {
+    dir = fs::path(x) / "qwenchat";
+  } else if (const char* h = std::getenv("HOME"); h && *h) {
+    dir = fs::path(h) / ".config" / "qwenchat";
+  } else {
+    return make_error("no configuration folder: neither XDG_CONFIG_HOME nor HOME is set");
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return make_error("cannot create the configuration folder " + dir.string() + ": " + ec.message());
+  return dir.string();
+}
+
+void AppConfig::add_recent(const std::string& path) {
+  if (path.empty()) return;
+  recent_models.erase(std::remove(recent_models.begin(), recent_models.end(), path), recent_models.end());
+  recent_models.insert(recent_models.begin(), path);
+  if (recent_models.size() > kMaxRecent) recent_models.resize(kMaxRecent);
+}
+
+AppConfig AppConfig::load(const std::string& path, std::vector<std::string>* warnings) {
+  AppConfig c;
+  std::ifstream in(path);
+  if (!in) return c;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    if (warnings) warnings->push_back(path + ": not a JSON object; using the default configuration");
+    return c;
+  }
+  if (auto it = j.find("settings"); it != j.end()) c.settings = Settings::from_json(*it, warnings);
+  if (auto it = j.find("recent_models"); it != j.end() && it->is_array()) {
+    for (const auto& p : *it) {
+      if (p.is_string() && c.recent_models.size() < kMaxRecent)
+        c.recent_models.push_back(p.get<std::string>());
+    }
+  }
+  if (auto it = j.find("backend"); it != j.end() && it->is_string()) c.backend = it->get<std::string>();
+  if (auto it = j.find("sidebar_em"); it != j.end() && it->is_number())
+    c.sidebar_em = std::clamp(it->get<float>(), 8.0f, 60.0f);
+  if (auto it = j.find("inspector_em"); it != j.end() && it->is_number())
+    c.inspector_em = std::clamp(it->get<float>(), 12.0f, 80.0f);
+  return c;
+}
+
+Status AppConfig::save(const std::string& path) const {
+  const nlohmann::json j = {{"settings", settings.to_json()},
+                            {"recent_models", recent_models},
+                            {"backend", backend},
+                            {"sidebar_em", sidebar_em},
+                            {"inspector_em", inspector_em}};
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return make_error("cannot write the configuration " + tmp);
+    out << j.dump(2) << "\n";
+    if (!out.flush()) return make_error("cannot write the configuration " + tmp + " (disk full?)");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return make_error("cannot replace the configuration " + path + ": " + ec.message());
+  return {};
+}
+
+}  // namespace qc::gui

@@ -1,0 +1,33 @@
+// The per-user configuration: settings, recent models, last backend, panel widths. A JSON file in
+// $XDG_CONFIG_HOME/qwenchat/ (else ~/.config/qwenchat/), next to ImGui's layout file, never in the CWD.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "qwenchat/result.h"
+#include "settings.h"
+
+namespace qc::gui {
+
+// $XDG_CONFIG_HOME/qwenchat, else $HOME/.config/qwenchat (created on demand). Error when neither variable
+// is usable.
+Result<std::string> config_dir();
+
+struct AppConfig {
+  Settings settings;
+  std::vector<std::string> recent_models;  // most recent first, at most kMaxRecent
+  std::string backend = "cpu";             // "cpu", "cpu-f64", "cuda"
+  float sidebar_em = 17.0f;                // panel widths in multiples of the font size
+  float inspector_em = 30.0f;
+
+  static constexpr size_t kMaxRecent = 10;
+  void add_recent(const std::string& path);
+
+  // A missing file gives the defaults; a broken one gives the defaults and a warning (the app starts).
+  static AppConfig load(const std::string& path, std::vector<std::string>* warnings);
+  // Written to "<path>.tmp" then renamed over path, so a crash never leaves half a file.
+  Status save(const std::string& path) const;
+};
+
+}  // namespace qc::gui

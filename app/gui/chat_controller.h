@@ -1,0 +1,92 @@
+// The conversation the chat view shows, kept in step with the store and the worker: sending a message,
+// editing, regenerating, deleting, branch navigation, and streaming a reply into the tree. No ImGui: the
+// GUI thread calls it from the panels and feeds it the worker's events; tests drive it without a window.
+//
+// One reply streams at a time. Its text is flushed to SQLite at most every 250 ms (store::FlushThrottle)
+// and once more when it ends, so a crash loses at most a quarter of a second of text. Opening another
+// conversation (or deleting this one) while a reply streams stops the reply and keeps what came as
+// kStopped; the generation's later events are ignored.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "chat/chat_state.h"
+#include "qwenchat/events.h"
+#include "runtime/worker.h"
+#include "settings.h"
+#include "store/store.h"
+
+namespace qc::gui {
+
+// What a new reply is generated with (recorded in the reply's settings).
+struct ReplySetup {
+  Settings settings;
+  std::string model_path;  // the loaded model (empty: none; the reply then fails with a clear message)
+  std::string kernel;      // GEMV variant in use, empty on the CPU
+};
+
+class ChatController {
+ public:
+  ChatController(store::Store& store, Worker& worker) : store_(store), worker_(worker) {}
+
+  // ---- conversations ----
+  Status new_conversation(const std::string& model_path, const std::string& system_prompt = {});
+  Status open(chat::ConversationId id);
+  void close();  // shows no conversation (the next send creates one)
+  Status rename(chat::ConversationId id, const std::string& title);
+  Status remove(chat::ConversationId id);
+  Status set_system_prompt(const std::string& prompt);
+  const chat::ChatTree* tree() const { return tree_ ? &*tree_ : nullptr; }
+  // Bumped whenever the conversation list changes (titles, order, additions): the sidebar reloads.
+  uint64_t list_version() const { return list_version_; }
+
+  // ---- messages ----
+  Status send(const std::string& text, const ReplySetup& setup);
+  Status regenerate(chat::MessageId assistant, const ReplySetup& setup);
+  Status edit_and_resend(chat::MessageId user, const std::string& text, const ReplySetup& setup);
+  Status delete_message(chat::MessageId id);
+  Status select_sibling(chat::MessageId id, int delta);
+  Status jump_to(chat::MessageId id);  // makes the current branch pass through id (search hits)
+
+  void stop() { worker_.stop(); }
+  bool streaming() const { return stream_.has_value(); }
+  chat::MessageId streaming_message() const { return stream_ ? stream_->message : 0; }
+  uint64_t streaming_generation() const { return stream_ ? stream_->generation : 0; }
+
+  // Applies a worker event that belongs to the streaming reply (others are ignored). `now_ms` is the
+  // wall clock (a parameter so tests control the flush schedule).
+  Status on_event(const WorkerEvent& event, int64_t now_ms);
+
+  // The generation ids this controller hands out start here (tests use distinct ranges).
+  void set_first_generation_id(uint64_t id) { next_generation_ = id; }
+
+ private:
+  struct Stream {
+    chat::ConversationId conversation = 0;
+    chat::MessageId message = 0;
+    uint64_t generation = 0;
+    std::string kernel;  // recorded in the reply's stats
+  };
+  Status start_reply_generation(chat::MessageId reply, const ReplySetup& setup, uint64_t seed);
+  Status finish_stream(const GenerationFinished* finished, int64_t now_ms);
+  Status abandon_stream();  // stop + keep what came, ignore the generation's later events
+  Status autotitle(const std::string& first_message);
+
+  store::Store& store_;
+  Worker& worker_;
+  std::optional<chat::ChatTree> tree_;
+  std::optional<Stream> stream_;
+  store::FlushThrottle throttle_{250};
+  uint64_t next_generation_ = 1;
+  uint64_t list_version_ = 1;
+};
+
+// "Hello, how do I ..." -> a title: the first line, whitespace folded, cut at a character boundary.
+std::string title_from_message(const std::string& text, size_t max_bytes = 48);
+
+// The JSON a reply stores as its settings (what it was generated with).
+nlohmann::json reply_settings_json(const ReplySetup& setup, uint64_t seed);
+
+}  // namespace qc::gui

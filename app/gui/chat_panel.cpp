@@ -1,0 +1,135 @@
+#include "chat_panel.h"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <cstdio>
+
+namespace qc::gui {
+
+void ChatPanel::draw(UiContext& ctx) {
+  header(ctx);
+  messages(ctx);
+  input_box(ctx);
+}
+
+void ChatPanel::header(UiContext& ctx) {
+  const chat::ChatTree* tree = ctx.chat.tree();
+  ImGui::PushFont(ctx.fonts.h2);
+  ImGui::TextUnformatted(tree ? tree->conversation.title.c_str() : "New chat");
+  ImGui::PopFont();
+  if (ctx.model.facts) {
+    ImGui::SameLine();
+    const std::string& name = ctx.model.facts->name.empty() ? ctx.model.facts->path : ctx.model.facts->name;
+    ImGui::TextColored(ctx.theme.text_muted, "  %s · %s", name.c_str(),
+                       ctx.model.facts->backend.name.c_str());
+  } else if (ctx.model.loading) {
+    ImGui::SameLine();
+    ImGui::TextColored(ctx.theme.text_muted, "  loading the model…");
+  } else {
+    ImGui::SameLine();
+    ImGui::TextColored(ctx.theme.warning, "  no model loaded: open one in the Model tab");
+  }
+  if (tree == nullptr) return;
+  if (system_prompt_for_ != tree->conversation.id) {
+    system_prompt_edit_ = tree->conversation.system_prompt;
+    system_prompt_for_ = tree->conversation.id;
+  }
+  char label[96];
+  std::snprintf(label, sizeof label, "System prompt%s###sysprompt",
+                tree->conversation.system_prompt.empty() ? " (none)" : "");
+  if (ImGui::CollapsingHeader(label)) {
+    ImGui::InputTextMultiline("##system", &system_prompt_edit_, ImVec2(-1, ctx.em() * 4));
+    if (ImGui::IsItemDeactivatedAfterEdit() && system_prompt_edit_ != tree->conversation.system_prompt) {
+      if (ctx.notices.check(ctx.chat.set_system_prompt(system_prompt_edit_), "system prompt"))
+        ctx.notices.info("system prompt saved; it applies from the next reply");
+    }
+    ImGui::TextColored(ctx.theme.text_muted, "Sent first in every reply of this conversation.");
+  }
+}
+
+void ChatPanel::messages(UiContext& ctx) {
+  const float input_h = ctx.em() * 5.5f;
+  ImGui::BeginChild("messages", ImVec2(0, -input_h), false);
+  const chat::ChatTree* tree = ctx.chat.tree();
+  if (tree == nullptr || tree->messages.empty()) {
+    ImGui::Dummy(ImVec2(0, ctx.em() * 2));
+    ImGui::TextColored(ctx.theme.text_muted, "Type a message below and press Enter.");
+    ImGui::TextColored(ctx.theme.text_muted,
+                       "Ctrl+N new chat · Ctrl+K search · Ctrl+E export · Esc stops a reply");
+    ImGui::EndChild();
+    return;
+  }
+  if (cache_for_ != tree->conversation.id) {
+    cache_.clear();
+    cache_for_ = tree->conversation.id;
+  }
+  // Follow the stream when the view is at the bottom (the user scrolled up: leave them there).
+  const bool at_bottom = ImGui::GetScrollY() >= ImGui::GetScrollMaxY() - ctx.em() * 2;
+  const std::vector<chat::MessageId> branch = chat::current_branch(*tree);
+  for (chat::MessageId id : branch) {
+    const chat::Message* m = chat::find(*tree, id);
+    if (m == nullptr) continue;
+    if (scroll_to_ == id) {
+      ImGui::SetScrollHereY(0.0f);
+      scroll_to_ = 0;
+    }
+    message_view_.draw(*m, ctx, cache_);
+    tree = ctx.chat.tree();  // an action may have changed the tree: stop drawing the old branch
+    if (tree == nullptr || chat::current_branch(*tree) != branch) break;
+  }
+  const bool grew = branch.size() != last_message_count_;
+  last_message_count_ = branch.size();
+  if ((ctx.chat.streaming() && at_bottom) || grew) ImGui::SetScrollHereY(1.0f);
+  ImGui::EndChild();
+}
+
+void ChatPanel::input_box(UiContext& ctx) {
+  ImGui::Separator();
+  const bool streaming = ctx.chat.streaming();
+  const float button_w = ctx.em() * 5;
+  const ImGuiIO& io = ImGui::GetIO();
+  const int enter = ImGui::GetKeyIndex(ImGuiKey_Enter);
+  const int escape = ImGui::GetKeyIndex(ImGuiKey_Escape);
+  // Enter sends, Shift+Enter adds a line: with CtrlEnterForNewLine, ImGui inserts the newline when Ctrl
+  // is held, so Shift+Enter is presented to it as Ctrl+Enter for this one call.
+  const bool shift_enter = io.KeyShift && ImGui::IsKeyPressed(enter);
+  // ImGui reverts the text on Esc; Esc means "stop the reply" here, so the draft is kept.
+  const std::string before = input_;
+  const bool esc = ImGui::IsKeyPressed(escape);
+  const bool want_focus = focus_input_ > 0 && !message_view_.editing() && !ImGui::IsAnyItemActive();
+  if (want_focus) ImGui::SetKeyboardFocusHere();
+  const bool saved_ctrl = io.KeyCtrl;
+  if (shift_enter) ImGui::GetIO().KeyCtrl = true;
+  const ImGuiInputTextFlags flags =
+      ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CtrlEnterForNewLine;
+  const bool entered = ImGui::InputTextMultiline(
+      "##input", &input_, ImVec2(-button_w - ImGui::GetStyle().ItemSpacing.x, -1), flags);
+  ImGui::GetIO().KeyCtrl = saved_ctrl;
+  if (ImGui::IsItemActive()) {
+    focus_input_ = 0;
+  } else if (want_focus) {
+    --focus_input_;
+  }
+  if (esc) input_ = before;
+  if (entered && !shift_enter) {
+    send(ctx);
+    focus_input_ = kFocusTries;
+  }
+  if (ImGui::IsItemHovered() && input_.empty())
+    ImGui::SetTooltip("Enter sends · Shift+Enter new line · Esc stops");
+  ImGui::SameLine();
+  if (streaming) {
+    if (ImGui::Button("Stop", ImVec2(-1, -1))) ctx.chat.stop();
+  } else if (ImGui::Button("Send", ImVec2(-1, -1))) {
+    send(ctx);
+    focus_input_ = kFocusTries;
+  }
+}
+
+void ChatPanel::send(UiContext& ctx) {
+  if (input_.find_first_not_of(" \t\r\n") == std::string::npos) return;
+  if (ctx.notices.check(ctx.chat.send(input_, ctx.reply_setup()), "send")) input_.clear();
+}
+
+}  // namespace qc::gui

@@ -1,0 +1,40 @@
+// The chat window: the conversation's title and system prompt, the messages of the current branch
+// (streaming reply included), and the input box (Enter sends, Shift+Enter adds a line, Esc stops).
+#pragma once
+
+#include <string>
+
+#include "markdown_view.h"
+#include "message_view.h"
+#include "ui_context.h"
+
+namespace qc::gui {
+
+class ChatPanel {
+ public:
+  void draw(UiContext& ctx);
+  void focus_input() { focus_input_ = kFocusTries; }
+  void scroll_to(chat::MessageId id) { scroll_to_ = id; }
+  // Text typed but not sent (kept when switching conversations).
+  const std::string& draft() const { return input_; }
+
+ private:
+  void header(UiContext& ctx);
+  void messages(UiContext& ctx);
+  void input_box(UiContext& ctx);
+  void send(UiContext& ctx);
+
+  std::string input_;
+  std::string system_prompt_edit_;
+  chat::ConversationId system_prompt_for_ = -1;
+  // Frames left to try focusing the input: on the first frames a window may not take keyboard focus yet.
+  static constexpr int kFocusTries = 5;
+  int focus_input_ = kFocusTries;
+  chat::MessageId scroll_to_ = 0;
+  size_t last_message_count_ = 0;
+  MessageView message_view_;
+  MarkdownCache cache_;
+  chat::ConversationId cache_for_ = -1;
+};
+
+}  // namespace qc::gui

@@ -1,0 +1,192 @@
+#include "diagnostics_panel.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "format.h"
+
+namespace qc::gui {
+namespace {
+
+void section(UiContext& ctx, const char* title) {
+  ImGui::Spacing();
+  ImGui::PushFont(ctx.fonts.bold);
+  ImGui::TextUnformatted(title);
+  ImGui::PopFont();
+  ImGui::Separator();
+}
+
+}  // namespace
+
+void DiagnosticsPanel::draw(UiContext& ctx) {
+  const DiagnosticsState& d = ctx.diag;
+  if (!d.last && !d.finished) {
+    ImGui::TextColored(ctx.theme.text_muted, "No generation yet: the figures appear with the first reply.");
+    context_meter(ctx);
+    bandwidth_and_memory(ctx);
+    return;
+  }
+  rates(ctx);
+  mtp(ctx);
+  layer_norms(ctx);
+  bandwidth_and_memory(ctx);
+  context_meter(ctx);
+}
+
+void DiagnosticsPanel::rates(UiContext& ctx) {
+  const DiagnosticsState& d = ctx.diag;
+  section(ctx, d.running ? "Generation (live)" : "Last generation");
+  const std::vector<float>& curve = d.decode_tok_per_s;
+  char overlay[64];
+  std::snprintf(overlay, sizeof overlay, "decode %.1f tok/s", d.decode_tok_per_s_now());
+  const float top = curve.empty() ? 1.0f : *std::max_element(curve.begin(), curve.end()) * 1.15f;
+  ImGui::PlotLines("##toks", curve.empty() ? nullptr : curve.data(), static_cast<int>(curve.size()), 0,
+                   overlay, 0.0f, std::max(top, 1e-3f),
+                   ImVec2(ImGui::GetContentRegionAvail().x, ctx.em() * 4));  // 1.86's plots take no -1
+  ImGui::TextColored(ctx.theme.text_muted, "decode tok/s over the last 16 tokens, one point per token");
+  double prefill = 0, ttft = 0;
+  int prompt = 0, generated = 0;
+  if (d.finished && d.finished->id == d.generation) {
+    const GenerationStats& s = d.finished->stats;
+    prefill = s.prefill_tok_per_s;
+    ttft = s.time_to_first_token_s;
+    prompt = s.prompt_tokens;
+    generated = s.generated_tokens;
+  } else if (d.last) {
+    prefill = d.last->prefill_tok_per_s;
+    ttft = d.last->ttft_s;
+    prompt = d.last->prompt_tokens;
+    generated = d.last->generated_tokens;
+  }
+  if (ImGui::BeginTable("rates", 4, ImGuiTableFlags_SizingStretchSame)) {
+    auto cell = [&](const char* label, const char* value) {
+      ImGui::TableNextColumn();
+      ImGui::TextColored(ctx.theme.text_muted, "%s", label);
+      ImGui::PushFont(ctx.fonts.h3);
+      ImGui::TextUnformatted(value);
+      ImGui::PopFont();
+    };
+    char a[32], b[32], c[32], e[32];
+    std::snprintf(a, sizeof a, "%.1f tok/s", d.decode_tok_per_s_now());
+    std::snprintf(b, sizeof b, "%.0f tok/s", prefill);
+    std::snprintf(c, sizeof c, "%.0f ms", ttft * 1e3);
+    std::snprintf(e, sizeof e, "%d / %d", prompt, generated);
+    cell("Decode", a);
+    cell("Prefill", b);
+    cell("TTFT", c);
+    cell("Prompt / reply", e);
+    ImGui::EndTable();
+  }
+  if (d.finished && d.finished->id == d.generation) {
+    ImGui::TextColored(ctx.theme.text_muted, "stop: %s · backend %s · logits hash %s",
+                       to_string(d.finished->stop_reason), d.finished->backend.c_str(),
+                       d.finished->stats.final_logits_hash.c_str());
+  }
+}
+
+void DiagnosticsPanel::mtp(UiContext& ctx) {
+  const DiagnosticsState& d = ctx.diag;
+  section(ctx, "MTP acceptance per draft position");
+  if (!d.finished || d.finished->stats.mtp_draft_len == 0) {
+    if (d.finished && !d.finished->note.empty()) {
+      ImGui::TextColored(ctx.theme.warning, "%s", d.finished->note.c_str());
+    } else {
+      ImGui::TextColored(ctx.theme.text_muted,
+                         d.running ? "reported when the reply ends" : "MTP was off for this reply");
+    }
+    return;
+  }
+  const GenerationStats& s = d.finished->stats;
+  for (int j = 0; j < s.mtp_draft_len; ++j) {
+    char label[96];
+    std::snprintf(label, sizeof label, "position %d: %.0f%% (%lld/%lld)", j + 1, s.mtp_acceptance(j) * 100.0,
+                  static_cast<long long>(s.mtp_accepted[static_cast<size_t>(j)]),
+                  static_cast<long long>(s.mtp_drafted[static_cast<size_t>(j)]));
+    ImGui::ProgressBar(static_cast<float>(s.mtp_acceptance(j)), ImVec2(-1, 0), label);
+  }
+}
+
+void DiagnosticsPanel::layer_norms(UiContext& ctx) {
+  const DiagnosticsState& d = ctx.diag;
+  section(ctx, "Hidden-state L2 norm per layer (last token)");
+  if (!d.last || d.last->layer_norms.empty()) {
+    ImGui::TextColored(ctx.theme.text_muted, "Probes are off: turn them on in Settings > Engine.");
+    return;
+  }
+  const std::vector<float>& norms = d.last->layer_norms;
+  const std::vector<bool>* kinds = ctx.model.facts ? &ctx.model.facts->layer_is_recurrent : nullptr;
+  const float top = std::max(*std::max_element(norms.begin(), norms.end()), 1e-6f);
+  const float w = ImGui::GetContentRegionAvail().x;
+  const float h = ctx.em() * 6;
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(p, ImVec2(p.x + w, p.y + h), ImGui::GetColorU32(ImGuiCol_FrameBg), 3.0f);
+  const float slot = w / static_cast<float>(norms.size());
+  const float gap = std::min(slot * 0.2f, 3.0f);
+  for (size_t i = 0; i < norms.size(); ++i) {
+    const bool gdn = kinds && i < kinds->size() ? (*kinds)[i] : true;
+    const float bh = (h - 4) * std::clamp(norms[i] / top, 0.0f, 1.0f);
+    const ImVec2 a(p.x + i * slot + gap * 0.5f, p.y + h - 2 - bh);
+    const ImVec2 b(p.x + (i + 1) * slot - gap * 0.5f, p.y + h - 2);
+    dl->AddRectFilled(a, b, ImGui::GetColorU32(gdn ? ctx.theme.gdn : ctx.theme.attention));
+    if (ImGui::IsMouseHoveringRect(ImVec2(a.x, p.y), b)) {
+      ImGui::SetTooltip("layer %zu (%s): %.3f", i, gdn ? "Gated DeltaNet" : "attention",
+                        static_cast<double>(norms[i]));
+    }
+  }
+  ImGui::Dummy(ImVec2(w, h));
+  ImGui::ColorButton("##gdn", ctx.theme.gdn, ImGuiColorEditFlags_NoTooltip,
+                     ImVec2(ctx.em() * 0.8f, ctx.em() * 0.8f));
+  ImGui::SameLine();
+  ImGui::TextUnformatted("Gated DeltaNet");
+  ImGui::SameLine();
+  ImGui::ColorButton("##attn", ctx.theme.attention, ImGuiColorEditFlags_NoTooltip,
+                     ImVec2(ctx.em() * 0.8f, ctx.em() * 0.8f));
+  ImGui::SameLine();
+  ImGui::TextUnformatted("attention");
+  ImGui::SameLine();
+  ImGui::TextColored(ctx.theme.text_muted, "· max %.2f", static_cast<double>(top));
+}
+
+void DiagnosticsPanel::bandwidth_and_memory(UiContext& ctx) {
+  section(ctx, "Bandwidth and memory");
+  const ModelFacts* f = ctx.model.facts ? &*ctx.model.facts : nullptr;
+  if (f == nullptr) {
+    ImGui::TextColored(ctx.theme.text_muted, "no model loaded");
+    return;
+  }
+  const double gbs = static_cast<double>(f->bytes_per_token) * ctx.diag.decode_tok_per_s_now() / 1e9;
+  ImGui::Text("Effective weight bandwidth: %.2f GB/s", gbs);
+  ImGui::TextColored(ctx.theme.text_muted, "= %s per token x %.1f tok/s",
+                     format_bytes(f->bytes_per_token).c_str(), ctx.diag.decode_tok_per_s_now());
+  // The CPU backend measures no bandwidth ceiling; the CUDA backend will report the one it measured.
+  ImGui::TextColored(ctx.theme.text_muted, "no ceiling measured (%s backend)", f->backend.name.c_str());
+  ImGui::Text("Memory: %s", format_bytes(f->memory_bytes()).c_str());
+  ImGui::TextColored(ctx.theme.text_muted, "%s weights (mapped) + %s backend state",
+                     format_bytes(f->file_bytes).c_str(), format_bytes(f->backend.memory_bytes).c_str());
+}
+
+void DiagnosticsPanel::context_meter(UiContext& ctx) {
+  section(ctx, "Context");
+  int used = 0, size = ctx.model.facts ? ctx.model.facts->n_ctx : 0;
+  if (ctx.diag.last) {
+    used = ctx.diag.last->context_used;
+    size = ctx.diag.last->context_size;
+  }
+  if (size <= 0) {
+    ImGui::TextColored(ctx.theme.text_muted, "no model loaded");
+    return;
+  }
+  const float frac = static_cast<float>(used) / static_cast<float>(size);
+  const ImVec4 col = frac >= 0.8f ? ctx.theme.error : frac >= 0.5f ? ctx.theme.warning : ctx.theme.ok;
+  char label[64];
+  std::snprintf(label, sizeof label, "%d / %d tokens (%.0f%%)", used, size, frac * 100.0f);
+  ImGui::PushStyleColor(ImGuiCol_PlotHistogram, col);
+  ImGui::ProgressBar(frac, ImVec2(-1, 0), label);
+  ImGui::PopStyleColor();
+  ImGui::TextColored(ctx.theme.text_muted, "of the last reply (each reply re-reads the whole branch)");
+}
+
+}  // namespace qc::gui

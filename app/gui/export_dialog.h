@@ -1,0 +1,28 @@
+// Ctrl+E: export the open conversation (or all of them) to Markdown, JSON or plain text through the
+// store helper's export API, written atomically to a path the user picks.
+#pragma once
+
+#include <string>
+
+#include "ui_context.h"
+
+namespace qc::gui {
+
+class ExportDialog {
+ public:
+  void open(UiContext& ctx);
+  void draw(UiContext& ctx);
+
+ private:
+  void suggest_path(UiContext& ctx);
+
+  bool open_requested_ = false;
+  int format_ = 0;    // 0 Markdown, 1 JSON, 2 text
+  int branches_ = 0;  // 0 current branch, 1 whole tree
+  bool all_ = false;  // every conversation
+  std::string path_;
+  std::string result_;
+  bool result_error_ = false;
+};
+
+}  // namespace qc::gui

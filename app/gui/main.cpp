@@ -1,0 +1,79 @@
+// qwenchat: the desktop chat app. Sets up GLFW + OpenGL 3.3 + Dear ImGui and runs the App. Without a
+// display it says so and exits with status 1; it never crashes for want of one.
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include <cstdio>
+
+#include "app.h"
+
+namespace {
+
+std::string glfw_error() {
+  const char* description = nullptr;
+  glfwGetError(&description);
+  return description ? description : "no details";
+}
+
+int run(int argc, char** argv) {
+  auto options = qc::gui::parse_gui_options(argc, argv);
+  if (!options.ok()) {
+    std::fprintf(stderr, "qwenchat: %s\n%s", options.error().describe().c_str(),
+                 qc::gui::gui_usage().c_str());
+    return 2;
+  }
+  if (options->help) {
+    std::printf("%s", qc::gui::gui_usage().c_str());
+    return 0;
+  }
+  if (!glfwInit()) {
+    std::fprintf(stderr,
+                 "qwenchat: cannot open a window: no display is available (%s).\n"
+                 "Run it in a desktop session (DISPLAY or WAYLAND_DISPLAY set), or use qwenchat-cli.\n",
+                 glfw_error().c_str());
+    return 1;
+  }
+  auto app = qc::gui::App::create(*options);
+  if (!app.ok()) {
+    std::fprintf(stderr, "qwenchat: %s\n", app.error().describe().c_str());
+    glfwTerminate();
+    return 1;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  GLFWwindow* window = glfwCreateWindow(1600, 1000, "qwenchat", nullptr, nullptr);
+  if (window == nullptr) {
+    std::fprintf(stderr, "qwenchat: cannot create an OpenGL 3.3 window: %s\n", glfw_error().c_str());
+    glfwTerminate();
+    return 1;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(1);
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = (*app)->ini_path().c_str();  // in the config folder, never the working directory
+  io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 150");
+
+  (*app)->run(window);
+
+  app->reset();  // stops the worker and saves the configuration while ImGui still exists
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run(argc, argv);
+}

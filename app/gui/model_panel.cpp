@@ -1,0 +1,198 @@
+#include "model_panel.h"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "common/default_model.h"
+#include "format.h"
+
+namespace qc::gui {
+namespace {
+
+void row(const char* key, const std::string& value) {
+  ImGui::TableNextRow();
+  ImGui::TableSetColumnIndex(0);
+  ImGui::TextUnformatted(key);
+  ImGui::TableSetColumnIndex(1);
+  ImGui::TextWrapped("%s", value.c_str());
+}
+
+// An indeterminate bar: a block sliding back and forth, for stages without a measurable fraction.
+void busy_bar(double t, float width, float height, const char* overlay) {
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(p, ImVec2(p.x + width, p.y + height), ImGui::GetColorU32(ImGuiCol_FrameBg), 3.0f);
+  const float block = width * 0.25f;
+  const float phase = static_cast<float>(std::fabs(std::fmod(t * 0.8, 2.0) - 1.0));  // 0..1..0
+  const float x = p.x + phase * (width - block);
+  dl->AddRectFilled(ImVec2(x, p.y), ImVec2(x + block, p.y + height),
+                    ImGui::GetColorU32(ImGuiCol_PlotHistogram), 3.0f);
+  const ImVec2 ts = ImGui::CalcTextSize(overlay);
+  dl->AddText(ImVec2(p.x + (width - ts.x) * 0.5f, p.y + (height - ts.y) * 0.5f),
+              ImGui::GetColorU32(ImGuiCol_Text), overlay);
+  ImGui::Dummy(ImVec2(width, height));
+}
+
+}  // namespace
+
+void ModelPanel::load(UiContext& ctx, const std::string& path) {
+  LoadModelCommand c;
+  c.path = path;
+  auto kind = parse_backend_kind(ctx.config.backend);
+  c.backend = kind.ok() ? *kind : BackendKind::kCpu;
+  c.settings = ctx.config.settings.engine();
+  ctx.worker.post(std::move(c));
+  ctx.config.add_recent(path);
+  ctx.requests.save_config = true;
+}
+
+void ModelPanel::draw(UiContext& ctx) {
+  if (!path_initialised_) {
+    if (ctx.model.facts) {
+      path_ = ctx.model.facts->path;
+    } else if (ctx.model.loading) {
+      path_ = ctx.model.loading_path;
+    } else if (!ctx.config.recent_models.empty()) {
+      path_ = ctx.config.recent_models.front();
+    }
+    path_initialised_ = !path_.empty();
+  }
+  file_section(ctx);
+  ImGui::Spacing();
+  backend_section(ctx);
+  ImGui::Spacing();
+  progress(ctx);
+  facts(ctx);
+}
+
+void ModelPanel::file_section(UiContext& ctx) {
+  ImGui::PushFont(ctx.fonts.bold);
+  ImGui::TextUnformatted("Model file (GGUF)");
+  ImGui::PopFont();
+  ImGui::SetNextItemWidth(-ctx.em() * 4.5f);
+  const bool enter =
+      ImGui::InputTextWithHint("##path", "/path/to/model.gguf", &path_, ImGuiInputTextFlags_EnterReturnsTrue);
+  ImGui::SameLine();
+  ImGui::BeginDisabled(ctx.model.loading || path_.empty());
+  if (ImGui::Button("Load", ImVec2(-1, 0)) || (enter && !path_.empty())) load(ctx, path_);
+  ImGui::EndDisabled();
+  // Size of the file before loading: the weights are mapped, so it is most of the memory a load costs.
+  std::error_code ec;
+  if (!path_.empty() && std::filesystem::is_regular_file(path_, ec)) {
+    const uint64_t size = std::filesystem::file_size(path_, ec);
+    if (!ec)
+      ImGui::TextColored(ctx.theme.text_muted, "file: %s (weights are memory-mapped)",
+                         format_bytes(size).c_str());
+  } else if (!path_.empty()) {
+    ImGui::TextColored(ctx.theme.warning, "no such file");
+  }
+  if (ImGui::CollapsingHeader("Recent models", ImGuiTreeNodeFlags_DefaultOpen)) {
+    if (ctx.config.recent_models.empty()) ImGui::TextColored(ctx.theme.text_muted, "none yet");
+    for (size_t i = 0; i < ctx.config.recent_models.size(); ++i) {
+      const std::string& p = ctx.config.recent_models[i];
+      ImGui::PushID(static_cast<int>(i));
+      if (ImGui::Selectable(std::filesystem::path(p).filename().string().c_str(), p == path_,
+                            ImGuiSelectableFlags_AllowDoubleClick)) {
+        path_ = p;
+        if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left) && !ctx.model.loading) load(ctx, p);
+      }
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n(double-click loads)", p.c_str());
+      ImGui::PopID();
+    }
+    auto def = app::default_model_path();
+    if (def.ok() && ImGui::SmallButton("Use the bundled default model")) path_ = *def;
+  }
+}
+
+void ModelPanel::backend_section(UiContext& ctx) {
+  ImGui::PushFont(ctx.fonts.bold);
+  ImGui::TextUnformatted("Backend");
+  ImGui::PopFont();
+  const std::string current = ctx.config.backend;
+  auto choose = [&](const char* name, const char* label) {
+    if (ImGui::RadioButton(label, current == name)) {
+      ctx.config.backend = name;
+      ctx.requests.save_config = true;
+      auto kind = parse_backend_kind(name);
+      if (ctx.model.facts && kind.ok()) ctx.worker.post(SwitchBackendCommand{*kind});
+    }
+  };
+  choose("cpu", "CPU (f32)");
+  ImGui::SameLine();
+  choose("cpu-f64", "CPU f64 oracle");
+  ImGui::SameLine();
+  const bool cuda = cuda_backend_compiled();
+  ImGui::BeginDisabled(!cuda);
+  choose("cuda", "CUDA");
+  ImGui::EndDisabled();
+  if (!cuda) {
+    ImGui::TextColored(ctx.theme.text_muted,
+                       "CUDA: this build has no CUDA backend (rebuild with nvcc installed).");
+  } else {
+    ImGui::TextColored(ctx.theme.text_muted, "CUDA: a load or switch reports when no device is present.");
+  }
+}
+
+void ModelPanel::progress(UiContext& ctx) {
+  const ModelStatus& m = ctx.model;
+  if (m.loading) {
+    ImGui::TextWrapped("Loading %s", m.loading_path.c_str());
+    char overlay[96];
+    std::snprintf(overlay, sizeof overlay, "%s… %.1f s", m.stage.c_str(), ctx.now_s - m.loading_since_s);
+    if (m.fraction >= 0) {
+      ImGui::ProgressBar(static_cast<float>(m.fraction), ImVec2(-1, 0), overlay);
+    } else {
+      busy_bar(ctx.now_s, ImGui::GetContentRegionAvail().x, ImGui::GetFrameHeight(), overlay);
+    }
+  }
+  if (m.error) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ctx.theme.error);
+    ImGui::TextWrapped("Load failed: %s", m.error->message.c_str());
+    ImGui::PopStyleColor();
+    if (!m.error->hint.empty()) ImGui::TextWrapped("Hint: %s", m.error->hint.c_str());
+    if (m.facts) ImGui::TextColored(ctx.theme.text_muted, "The previous model stays loaded.");
+  }
+}
+
+void ModelPanel::facts(UiContext& ctx) {
+  if (!ctx.model.facts) {
+    if (!ctx.model.loading) ImGui::TextColored(ctx.theme.text_muted, "No model loaded.");
+    return;
+  }
+  const ModelFacts& f = *ctx.model.facts;
+  ImGui::PushFont(ctx.fonts.bold);
+  ImGui::TextUnformatted("Loaded model");
+  ImGui::PopFont();
+  int gdn = 0;
+  for (bool r : f.layer_is_recurrent) gdn += r ? 1 : 0;
+  char buf[256];
+  if (ImGui::BeginTable("facts", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) {
+    ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthFixed, ctx.em() * 8);
+    ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
+    row("Name", f.name.empty() ? "(unnamed)" : f.name);
+    row("File", f.path);
+    row("Architecture", f.architecture);
+    std::snprintf(buf, sizeof buf, "%.1f M", static_cast<double>(f.n_params) / 1e6);
+    row("Parameters", buf);
+    row("Quantization", f.quantization);
+    std::snprintf(buf, sizeof buf, "%d (%d Gated DeltaNet, %d attention)", f.n_layer, gdn, f.n_layer - gdn);
+    row("Layers", buf);
+    std::snprintf(buf, sizeof buf, "%d hidden, %d vocabulary rows", f.n_embd, f.n_vocab);
+    row("Width", buf);
+    std::snprintf(buf, sizeof buf, "%d in use (trained %d)", f.n_ctx, f.n_ctx_train);
+    row("Context", buf);
+    row("MTP block", f.n_mtp > 0 ? "present (speculative decoding available)" : "absent");
+    row("Tokenizer", f.tokenizer);
+    row("Backend", f.backend.name + " · " + f.backend.device);
+    row("Memory", format_bytes(f.memory_bytes()) + " = " + format_bytes(f.file_bytes) +
+                      " weights (mapped) + " + format_bytes(f.backend.memory_bytes) + " state and scratch");
+    row("Bytes/token", format_bytes(f.bytes_per_token) + " of weights read per decoded token");
+    ImGui::EndTable();
+  }
+}
+
+}  // namespace qc::gui

@@ -1,0 +1,28 @@
+// The model tab: a GGUF path (text field + recent list kept in the config), Load with a progress bar,
+// the backend choice (CUDA disabled with the reason when it is not available), the memory estimate and
+// the loaded model's facts, and load errors in the window.
+#pragma once
+
+#include <string>
+
+#include "ui_context.h"
+
+namespace qc::gui {
+
+class ModelPanel {
+ public:
+  void draw(UiContext& ctx);
+  // Posts a load of `path` with the configured backend and engine settings; remembers it as recent.
+  static void load(UiContext& ctx, const std::string& path);
+
+ private:
+  void file_section(UiContext& ctx);
+  void backend_section(UiContext& ctx);
+  void progress(UiContext& ctx);
+  void facts(UiContext& ctx);
+
+  std::string path_;
+  bool path_initialised_ = false;
+};
+
+}  // namespace qc::gui

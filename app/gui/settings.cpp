@@ -1,0 +1,159 @@
+#include "settings.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace qc::gui {
+namespace {
+
+template <class T>
+void clamp_field(std::vector<std::string>& notes, const char* name, T& v, T lo, T hi) {
+  if (v >= lo && v <= hi) return;  // NaN fails both comparisons and is reset below
+  const T fixed = v < lo ? lo : (v > hi ? hi : lo);
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s %g is outside [%g, %g]: using %g", name, static_cast<double>(v),
+                static_cast<double>(lo), static_cast<double>(hi), static_cast<double>(fixed));
+  notes.emplace_back(buf);
+  v = fixed;
+}
+
+template <class T>
+void read(const nlohmann::json& j, const char* key, T& out, std::vector<std::string>* warnings) {
+  const auto it = j.find(key);
+  if (it == j.end()) return;
+  try {
+    out = it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    if (warnings)
+      warnings->push_back(std::string("settings.") + key + ": expected a " +
+                          (std::is_same_v<T, bool> ? "boolean" : "number") + ", got " + it->dump());
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> Settings::clamp() {
+  std::vector<std::string> n;
+  clamp_field(n, "temperature", temperature, 0.0f, 5.0f);
+  clamp_field(n, "top_k", top_k, 0, 1 << 20);
+  clamp_field(n, "top_p", top_p, 0.01f, 1.0f);
+  clamp_field(n, "min_p", min_p, 0.0f, 1.0f);
+  clamp_field(n, "presence_penalty", presence_penalty, -2.0f, 2.0f);
+  clamp_field(n, "repetition_penalty", repetition_penalty, 0.5f, 2.0f);
+  clamp_field(n, "max_tokens", max_tokens, 1, 1 << 20);
+  clamp_field(n, "n_ctx", n_ctx, 64, 1 << 20);
+  clamp_field(n, "n_threads", n_threads, 0, 256);
+  clamp_field(n, "mtp_draft", mtp_draft, 1, kMaxDraftLen);
+  clamp_field(n, "ui_scale", ui_scale, 0.5f, 3.0f);
+  return n;
+}
+
+SamplerParams Settings::sampler(uint64_t seed_for_reply) const {
+  SamplerParams p;
+  p.temperature = temperature;
+  p.top_k = top_k;
+  p.top_p = top_p;
+  p.min_p = min_p;
+  p.presence_penalty = presence_penalty;
+  p.repetition_penalty = repetition_penalty;
+  p.seed = seed_for_reply;
+  return p;
+}
+
+EngineSettings Settings::engine() const {
+  EngineSettings e;
+  e.n_ctx = n_ctx;
+  e.n_threads = n_threads;
+  e.probes = probes;
+  return e;
+}
+
+MtpOptions Settings::mtp_options() const {
+  MtpOptions m;
+  m.enabled = mtp;
+  m.draft_len = mtp_draft;
+  return m;
+}
+
+nlohmann::json Settings::to_json() const {
+  return {{"temperature", temperature},
+          {"top_k", top_k},
+          {"top_p", top_p},
+          {"min_p", min_p},
+          {"presence_penalty", presence_penalty},
+          {"repetition_penalty", repetition_penalty},
+          {"random_seed", random_seed},
+          {"seed", seed},
+          {"max_tokens", max_tokens},
+          {"thinking", thinking},
+          {"n_ctx", n_ctx},
+          {"n_threads", n_threads},
+          {"probes", probes},
+          {"mtp", mtp},
+          {"mtp_draft", mtp_draft},
+          {"ui_scale", ui_scale},
+          {"dark_theme", dark_theme}};
+}
+
+Settings Settings::from_json(const nlohmann::json& j, std::vector<std::string>* warnings) {
+  Settings s;
+  if (!j.is_object()) {
+    if (warnings) warnings->push_back("settings: expected an object, got " + j.dump());
+    return s;
+  }
+  read(j, "temperature", s.temperature, warnings);
+  read(j, "top_k", s.top_k, warnings);
+  read(j, "top_p", s.top_p, warnings);
+  read(j, "min_p", s.min_p, warnings);
+  read(j, "presence_penalty", s.presence_penalty, warnings);
+  read(j, "repetition_penalty", s.repetition_penalty, warnings);
+  read(j, "random_seed", s.random_seed, warnings);
+  read(j, "seed", s.seed, warnings);
+  read(j, "max_tokens", s.max_tokens, warnings);
+  read(j, "thinking", s.thinking, warnings);
+  read(j, "n_ctx", s.n_ctx, warnings);
+  read(j, "n_threads", s.n_threads, warnings);
+  read(j, "probes", s.probes, warnings);
+  read(j, "mtp", s.mtp, warnings);
+  read(j, "mtp_draft", s.mtp_draft, warnings);
+  read(j, "ui_scale", s.ui_scale, warnings);
+  read(j, "dark_theme", s.dark_theme, warnings);
+  for (std::string& n : s.clamp()) {
+    if (warnings) warnings->push_back("settings: " + n);
+  }
+  return s;
+}
+
+void apply_qwen_thinking_preset(Settings& s) {
+  const SamplerParams p = SamplerParams::qwen_thinking();
+  s.temperature = p.temperature;
+  s.top_k = p.top_k;
+  s.top_p = p.top_p;
+  s.min_p = p.min_p;
+  s.presence_penalty = p.presence_penalty;
+  s.repetition_penalty = p.repetition_penalty;
+  s.thinking = true;
+}
+
+void apply_qwen_instruct_preset(Settings& s) {
+  const SamplerParams p = SamplerParams::qwen_instruct();
+  s.temperature = p.temperature;
+  s.top_k = p.top_k;
+  s.top_p = p.top_p;
+  s.min_p = p.min_p;
+  s.presence_penalty = p.presence_penalty;
+  s.repetition_penalty = p.repetition_penalty;
+  s.thinking = false;
+}
+
+void apply_greedy_preset(Settings& s) {
+  const SamplerParams p = SamplerParams::greedy();
+  s.temperature = p.temperature;
+  s.top_k = p.top_k;
+  s.top_p = p.top_p;
+  s.min_p = p.min_p;
+  s.presence_penalty = p.presence_penalty;
+  s.repetition_penalty = p.repetition_penalty;
+}
+
+}  // namespace qc::gui

@@ -1,0 +1,66 @@
+// The app's settings: one flat struct with defaults and range checks (STYLE.md), saved in the config file.
+// Sampling, thinking and MTP travel with each GenerateCommand, so a change applies to the next reply;
+// context length, threads and probes rebuild the backend (a worker command queued behind the reply in
+// progress, so they also apply from the next reply on).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "generate/generator.h"
+#include "generate/sampler.h"
+#include "qwenchat/session.h"
+
+namespace qc::gui {
+
+struct Settings {
+  // Sampling (SamplerParams; Qwen's published non-thinking preset by default).
+  float temperature = 0.7f;
+  int top_k = 20;
+  float top_p = 0.8f;
+  float min_p = 0.0f;
+  float presence_penalty = 0.0f;
+  float repetition_penalty = 1.0f;
+  bool random_seed = true;  // a fresh seed per reply (stored with the reply, so it can be replayed)
+  uint64_t seed = 0;        // used when random_seed is off
+  int max_tokens = 1024;
+
+  bool thinking = false;  // the reply opens a think block
+
+  // Engine (a backend rebuild).
+  int n_ctx = 4096;
+  int n_threads = 0;   // 0 = all cores
+  bool probes = true;  // per-layer hidden-state norms for the diagnostics panel
+
+  // Speculative decoding with the model's MTP block.
+  bool mtp = false;
+  int mtp_draft = 1;
+
+  // Appearance.
+  float ui_scale = 1.0f;
+  bool dark_theme = true;
+
+  // Puts every field back in its range (a hand-edited config never breaks the app); returns one line per
+  // field that was changed ("top_p 1.5 is outside [0.01, 1]: using 1").
+  std::vector<std::string> clamp();
+
+  SamplerParams sampler(uint64_t seed_for_reply) const;
+  EngineSettings engine() const;
+  MtpOptions mtp_options() const;
+
+  nlohmann::json to_json() const;
+  // Missing keys keep their defaults; wrong types are reported in `warnings` and skipped.
+  static Settings from_json(const nlohmann::json& j, std::vector<std::string>* warnings);
+
+  bool operator==(const Settings&) const = default;
+};
+
+// Presets for the sampling section (QWEN35.md section 7).
+void apply_qwen_thinking_preset(Settings& s);
+void apply_qwen_instruct_preset(Settings& s);
+void apply_greedy_preset(Settings& s);
+
+}  // namespace qc::gui

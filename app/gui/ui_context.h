@@ -1,0 +1,74 @@
+// What the panels share: the worker, the chat controller, the store, the configuration, the model and
+// diagnostics state, fonts and theme, and the notice line. Owned by App; panels get a reference per frame.
+#pragma once
+
+#include <deque>
+#include <string>
+
+#include "app_config.h"
+#include "chat_controller.h"
+#include "diagnostics_state.h"
+#include "fonts.h"
+#include "model_status.h"
+#include "qwenchat/result.h"
+#include "theme.h"
+
+namespace qc::gui {
+
+// Messages for the status line at the bottom of the window (errors in red). Every error reaches the user.
+struct Notices {
+  struct Entry {
+    bool error = false;
+    std::string text;
+    double at_s = 0;
+  };
+  std::deque<Entry> entries;  // oldest first, at most 100
+  double now_s = 0;
+  void info(std::string text) { push(false, std::move(text)); }
+  void error(std::string text) { push(true, std::move(text)); }
+  // Reports a failed Status with a context ("send: ..."); returns s.ok().
+  bool check(const Status& s, const char* what) {
+    if (!s.ok()) error(std::string(what) + ": " + s.error().describe());
+    return s.ok();
+  }
+
+ private:
+  void push(bool err, std::string text) {
+    entries.push_back({err, std::move(text), now_s});
+    if (entries.size() > 100) entries.pop_front();
+  }
+};
+
+// Requests panels make of the app (handled after the frame).
+struct AppRequests {
+  bool save_config = false;
+  bool rebuild_fonts = false;  // UI scale changed
+  bool apply_theme = false;
+  bool open_export = false;
+  bool open_search = false;
+  bool new_conversation = false;
+};
+
+struct UiContext {
+  Worker& worker;
+  ChatController& chat;
+  store::Store& store;
+  AppConfig& config;
+  ModelStatus& model;
+  DiagnosticsState& diag;
+  const Fonts& fonts;
+  const Theme& theme;
+  Notices& notices;
+  AppRequests& requests;
+  double now_s = 0;
+
+  float em() const { return fonts.size; }  // sizes are multiples of the font size (STYLE.md)
+  ReplySetup reply_setup() const {
+    ReplySetup r;
+    r.settings = config.settings;
+    if (model.facts) r.model_path = model.facts->path;
+    return r;
+  }
+};
+
+}  // namespace qc::gui

@@ -1,0 +1,67 @@
+// Commands the app sends to the worker thread (engine/runtime/worker.h): load a model, generate a reply
+// to a conversation, switch the backend, change engine settings. Plain structs with value semantics: a
+// command is copied into the worker's queue, so the caller's data may change right after post().
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "generate/generator.h"
+#include "generate/sampler.h"
+#include "qwenchat/engine.h"
+#include "tokenizer/chat_format.h"
+
+namespace qc {
+
+// Engine settings that need the backend rebuilt (context size, threads, probes). Applied between
+// generations: a command posted while a reply streams waits in the queue until that reply ends.
+struct EngineSettings {
+  int n_ctx = 4096;     // positions of context (clamped to the model's training context)
+  int n_threads = 0;    // CPU backend threads; 0 = all cores
+  bool probes = false;  // per-layer hidden-state L2 norms in the stats snapshots
+
+  // Range checks: "n_ctx must be in [16, 1048576], got 3".
+  Status validate() const;
+};
+
+// Opens a GGUF; the loaded engine replaces the current one only when the load succeeds.
+struct LoadModelCommand {
+  std::string path;
+  BackendKind backend = BackendKind::kCpu;
+  EngineSettings settings;
+};
+
+// Generates the assistant's reply to `history` (the whole conversation, oldest first, ending with the
+// user turn to answer). The worker re-encodes the conversation from scratch each time (the template
+// drops earlier thinking, so a new prompt is not an extension of the previous context).
+struct GenerateCommand {
+  uint64_t id = 0;  // chosen by the caller; every event of this generation carries it
+  std::vector<ChatMessage> history;
+  ChatRenderOptions render;  // system prompt, thinking on/off
+  SamplerParams sampler;
+  int max_new_tokens = 512;
+  MtpOptions mtp;
+  // Earliest turns are dropped (never the system prompt or the last turn) until the prompt leaves room
+  // for this many new tokens; a GenerationStarted note says how many were dropped.
+  int reserve_tokens = 256;
+};
+
+// Replaces the backend of the loaded model (the context is emptied).
+struct SwitchBackendCommand {
+  BackendKind backend = BackendKind::kCpu;
+};
+
+// Rebuilds the engine with new settings (same model file and backend).
+struct UpdateSettingsCommand {
+  EngineSettings settings;
+};
+
+// Unloads the model (frees its memory).
+struct UnloadModelCommand {};
+
+using WorkerCommand = std::variant<LoadModelCommand, GenerateCommand, SwitchBackendCommand,
+                                   UpdateSettingsCommand, UnloadModelCommand>;
+
+}  // namespace qc

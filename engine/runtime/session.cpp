@@ -1,0 +1,15 @@
+#include "qwenchat/session.h"
+
+namespace qc {
+
+Status EngineSettings::validate() const {
+  auto bad = [](const char* field, const char* range, int got) {
+    return make_error(std::string("engine setting ") + field + " must be in " + range + ", got " +
+                      std::to_string(got));
+  };
+  if (n_ctx < 16 || n_ctx > (1 << 20)) return bad("n_ctx", "[16, 1048576]", n_ctx);
+  if (n_threads < 0 || n_threads > 1024) return bad("n_threads", "[0, 1024] (0 = all cores)", n_threads);
+  return {};
+}
+
+}  // namespace qc

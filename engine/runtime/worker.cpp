@@ -1,0 +1,215 @@
+#include "runtime/worker.h"
+
+#include <exception>
+#include <filesystem>
+
+#include "runtime/model_facts.h"
+#include "runtime/worker_generate.h"
+
+namespace qc {
+
+// Owned by the worker thread alone.
+struct Worker::State {
+  std::unique_ptr<Engine> engine;
+  EngineSettings settings;
+};
+
+namespace {
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+EngineOptions engine_options(const std::string& path, BackendKind backend, const EngineSettings& s) {
+  EngineOptions o;
+  o.model_path = path;
+  o.backend = backend;
+  o.n_ctx = s.n_ctx;
+  o.n_threads = s.n_threads;
+  o.probes = s.probes;
+  return o;
+}
+
+// Checks the cheap things first so the common mistakes get a plain message (Engine::open would also
+// fail, with the reader's wording).
+Status check_model_path(const std::string& path) {
+  if (path.empty()) return make_error("no model file given", "type the path of a .gguf file");
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) return make_error(path + ": no such file");
+  if (!std::filesystem::is_regular_file(st)) return make_error(path + ": not a regular file");
+  return {};
+}
+
+}  // namespace
+
+Worker::Worker(WorkerOptions options) : options_(std::move(options)), thread_([this] { run(); }) {}
+
+Worker::~Worker() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    quit_ = true;
+    queue_.clear();
+    stop_before_.store(next_seq_, std::memory_order_release);
+  }
+  queue_cv_.notify_all();
+  thread_.join();
+}
+
+void Worker::post(WorkerCommand command) {
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    queue_.push_back({next_seq_++, std::move(command)});
+  }
+  queue_cv_.notify_one();
+}
+
+void Worker::stop() {
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  stop_before_.store(next_seq_, std::memory_order_release);
+}
+
+bool Worker::busy() const {
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  return running_command_ || !queue_.empty();
+}
+
+std::vector<WorkerEvent> Worker::drain() {
+  std::deque<WorkerEvent> taken;
+  {
+    std::lock_guard<std::mutex> lock(events_mutex_);
+    taken.swap(events_);
+  }
+  return {std::make_move_iterator(taken.begin()), std::make_move_iterator(taken.end())};
+}
+
+std::optional<WorkerEvent> Worker::wait_event(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(events_mutex_);
+  if (!events_cv_.wait_for(lock, timeout, [this] { return !events_.empty(); })) return std::nullopt;
+  WorkerEvent e = std::move(events_.front());
+  events_.pop_front();
+  return e;
+}
+
+void Worker::emit(WorkerEvent event) {
+  // The hook sees the event after it is queued; a copy only when there is a hook.
+  WorkerEvent event_copy_for_hook = options_.on_event ? event : WorkerEvent{};
+  {
+    std::lock_guard<std::mutex> lock(events_mutex_);
+    events_.push_back(std::move(event));
+  }
+  events_cv_.notify_all();
+  if (options_.on_event) options_.on_event(event_copy_for_hook);
+}
+
+void Worker::run() {
+  State state;
+  while (true) {
+    Queued q;
+    {
+      std::unique_lock<std::mutex> lock(queue_mutex_);
+      queue_cv_.wait(lock, [this] { return quit_ || !queue_.empty(); });
+      if (quit_) return;
+      q = std::move(queue_.front());
+      queue_.pop_front();
+      running_command_ = true;
+    }
+    execute(state, q);
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    running_command_ = false;
+  }
+}
+
+void Worker::execute(State& state, const Queued& q) {
+  auto notice = [this](std::string what, const Status& s, std::string ok_message) {
+    emit(WorkerNotice{std::move(what), s.ok(), s.ok() ? std::move(ok_message) : s.error().describe()});
+  };
+  // Rebuilds the engine from `o`; on success replaces the current one and reports the new facts.
+  auto reopen = [&](const EngineOptions& o) -> Status {
+    QC_ASSIGN(auto engine, Engine::open(o));
+    state.engine = std::move(engine);
+    emit(ModelLoaded{describe_model(*state.engine)});
+    return {};
+  };
+
+  std::visit(
+      Overloaded{
+          [&](const LoadModelCommand& c) {
+            emit(ModelLoading{
+                c.path,
+                std::string("mapping, validating, building the ") + backend_kind_name(c.backend) + " backend",
+                -1.0});
+            Status s = check_model_path(c.path);
+            if (s.ok()) s = c.settings.validate();
+            // Weights on the CPU are a file mapping, so the old model can stay until the new one works;
+            // a GPU backend copies them into device memory, where two models may not fit.
+            if (s.ok() && c.backend == BackendKind::kCuda) state.engine.reset();
+            if (s.ok()) {
+              try {
+                s = reopen(engine_options(c.path, c.backend, c.settings));
+              } catch (const std::exception& e) {
+                s = make_error(c.path + ": " + e.what());
+              }
+            }
+            if (s.ok()) {
+              state.settings = c.settings;  // ModelLoaded was emitted by reopen()
+            } else {
+              emit(ModelLoadFailed{c.path, s.error()});
+            }
+          },
+          [&](const GenerateCommand& c) {
+            GenerationContext ctx;
+            ctx.engine = state.engine.get();
+            ctx.cancelled = [this, seq = q.seq] { return cancelled(seq); };
+            ctx.emit = [this](WorkerEvent e) { emit(std::move(e)); };
+            try {
+              run_generation(c, ctx);
+            } catch (const std::exception& e) {
+              GenerationFinished f;
+              f.id = c.id;
+              f.stop_reason = StopReason::error;
+              f.error = std::string("generation failed: ") + e.what();
+              emit(std::move(f));
+              if (state.engine) state.engine->backend().reset();
+            }
+          },
+          [&](const SwitchBackendCommand& c) {
+            Status s;
+            if (!state.engine) {
+              s = make_error("no model is loaded", "the backend is chosen when a model loads");
+            } else {
+              try {
+                s = state.engine->switch_backend(c.backend);
+                if (s.ok()) emit(ModelLoaded{describe_model(*state.engine)});
+              } catch (const std::exception& e) {
+                s = make_error(std::string("switching the backend failed: ") + e.what());
+              }
+            }
+            notice("switch backend", s, std::string("backend is now ") + backend_kind_name(c.backend));
+          },
+          [&](const UpdateSettingsCommand& c) {
+            Status s = c.settings.validate();
+            if (s.ok() && state.engine) {
+              try {
+                const EngineOptions& old = state.engine->options();
+                s = reopen(engine_options(old.model_path, old.backend, c.settings));
+              } catch (const std::exception& e) {
+                s = make_error(std::string("applying the settings failed: ") + e.what());
+              }
+            }
+            if (s.ok()) state.settings = c.settings;
+            notice("settings", s,
+                   state.engine ? "engine rebuilt with the new settings" : "settings kept for the next load");
+          },
+          [&](const UnloadModelCommand&) {
+            state.engine.reset();
+            notice("unload", Status(), "model unloaded");
+          },
+      },
+      q.command);
+}
+
+}  // namespace qc

@@ -1,0 +1,192 @@
+#include "runtime/worker_generate.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "generate/generator.h"
+#include "runtime/model_facts.h"
+#include "tokenizer/chat_format.h"
+
+namespace qc {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kPrefillChunk = 32;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+GenerationFinished failed(uint64_t id, std::string message) {
+  GenerationFinished f;
+  f.id = id;
+  f.stop_reason = StopReason::error;
+  f.error = std::move(message);
+  return f;
+}
+
+// Streams one reply: keeps the raw text, re-splits it after every token and sends what changed.
+class ReplyStream {
+ public:
+  ReplyStream(uint64_t id, bool thinking_prompted) : id_(id), thinking_prompted_(thinking_prompted) {}
+
+  TokenDelta push(int index, std::string_view text) {
+    raw_.append(text);
+    ReplyParts now = parse_reply(raw_, thinking_prompted_);
+    TokenDelta d;
+    d.id = id_;
+    d.index = index;
+    part_delta(parts_.thinking, now.thinking, &d.thinking_delta, &d.thinking_replace);
+    part_delta(parts_.content, now.content, &d.content_delta, &d.content_replace);
+    d.in_thinking = now.in_thinking;
+    parts_ = std::move(now);
+    return d;
+  }
+  const std::string& raw() const { return raw_; }
+
+ private:
+  uint64_t id_;
+  bool thinking_prompted_;
+  std::string raw_;
+  ReplyParts parts_;
+};
+
+}  // namespace
+
+void part_delta(const std::string& before, const std::string& after, std::string* delta, bool* replace) {
+  if (after.size() >= before.size() && after.compare(0, before.size(), before) == 0) {
+    *delta = after.substr(before.size());
+    *replace = false;
+  } else {
+    *delta = after;
+    *replace = true;
+  }
+}
+
+Result<FittedPrompt> fit_prompt(const Tokenizer& tokenizer, std::vector<ChatMessage> history,
+                                const ChatRenderOptions& render, int n_ctx, int reserve) {
+  if (history.empty()) return make_error("the conversation is empty: nothing to answer");
+  FittedPrompt out;
+  const size_t first = history.front().role == "system" ? 1 : 0;
+  while (true) {
+    QC_ASSIGN(out.tokens, encode_chat(tokenizer, history, render));
+    const int64_t need = static_cast<int64_t>(out.tokens.size()) + reserve;
+    if (need <= n_ctx) return out;
+    if (history.size() <= first + 1) {
+      return make_error("the prompt has " + std::to_string(out.tokens.size()) +
+                            " tokens and the reply needs " + std::to_string(reserve) +
+                            " more, but the context holds " + std::to_string(n_ctx),
+                        "increase the context length in Settings or shorten the message");
+    }
+    history.erase(history.begin() + static_cast<std::ptrdiff_t>(first));
+    ++out.dropped_messages;
+  }
+}
+
+void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
+  if (ctx.engine == nullptr) {
+    ctx.emit(failed(cmd.id, "no model is loaded: open a GGUF file in the Model panel"));
+    return;
+  }
+  if (Status s = cmd.sampler.validate(); !s.ok()) {
+    ctx.emit(failed(cmd.id, s.error().describe()));
+    return;
+  }
+  if (cmd.max_new_tokens < 1) {
+    ctx.emit(failed(cmd.id, "max tokens must be at least 1, got " + std::to_string(cmd.max_new_tokens)));
+    return;
+  }
+  Engine& engine = *ctx.engine;
+  Backend& backend = engine.backend();
+  const Tokenizer& tok = engine.tokenizer();
+  const int reserve = std::max(1, std::min(cmd.reserve_tokens, cmd.max_new_tokens));
+  auto fitted = fit_prompt(tok, cmd.history, cmd.render, backend.n_ctx(), reserve);
+  if (!fitted.ok()) {
+    ctx.emit(failed(cmd.id, fitted.error().describe()));
+    return;
+  }
+  const ModelFacts facts = describe_model(engine);
+
+  GenerateRequest req;
+  req.prompt = std::move(fitted->tokens);
+  req.max_new_tokens = cmd.max_new_tokens;
+  req.sampler = cmd.sampler;
+  req.stop_tokens = tok.special().stop;
+  req.mtp = cmd.mtp;
+
+  GenerationStarted started;
+  started.id = cmd.id;
+  started.prompt_tokens = static_cast<int>(req.prompt.size());
+  started.n_ctx = backend.n_ctx();
+  started.dropped_messages = fitted->dropped_messages;
+  started.backend = facts.backend.name;
+  ctx.emit(started);
+
+  backend.reset();
+  // The CPU backend takes at most ReferenceOptions::max_batch (32) tokens per forward call while the
+  // generator's default chunk is 64, so prompts over 32 tokens would fail; chunks of 32 fit both.
+  GeneratorOptions gen_options;
+  gen_options.prefill_chunk = kPrefillChunk;
+  Generator gen(backend, tok, gen_options);
+  ReplyStream stream(cmd.id, cmd.render.thinking);
+  const Clock::time_point t0 = Clock::now();
+  Clock::time_point t_first{};
+  int last_index = -1;
+
+  auto snapshot = [&](int generated) {
+    StatsSnapshot s;
+    s.id = cmd.id;
+    s.prompt_tokens = started.prompt_tokens;
+    s.generated_tokens = generated;
+    s.elapsed_s = seconds_since(t0);
+    s.ttft_s = std::chrono::duration<double>(t_first - t0).count();
+    if (s.ttft_s > 0) s.prefill_tok_per_s = s.prompt_tokens / s.ttft_s;
+    const double decode_s = seconds_since(t_first);
+    if (generated > 1 && decode_s > 0) s.decode_tok_per_s = (generated - 1) / decode_s;
+    const auto norms = backend.layer_norms();
+    s.layer_norms.assign(norms.begin(), norms.end());
+    s.context_used = backend.position();
+    s.context_size = backend.n_ctx();
+    s.memory_bytes = facts.memory_bytes();
+    s.bytes_per_token = facts.bytes_per_token;
+    return s;
+  };
+
+  GenerateObserver obs;
+  obs.should_cancel = ctx.cancelled;
+  // The think markers may be control tokens (the generated vocabularies make them so), whose text the
+  // generator hides; the split needs them, so they are put back here.
+  const int32_t think_begin = tok.special().think_begin;
+  const int32_t think_end = tok.special().think_end;
+  obs.on_token = [&](const TokenEvent& e) {
+    if (e.index == 0) t_first = Clock::now();
+    last_index = e.index;
+    const bool marker = e.token >= 0 && (e.token == think_begin || e.token == think_end);
+    const std::string marker_text = marker ? tok.token_bytes(e.token) : std::string();
+    ctx.emit(stream.push(e.index, marker ? std::string_view(marker_text) : e.text));
+    ctx.emit(snapshot(e.index + 1));
+  };
+  obs.on_text_tail = [&](std::string_view tail) { ctx.emit(stream.push(last_index, tail)); };
+
+  auto result = gen.generate(req, obs);
+  if (!result.ok()) {
+    ctx.emit(failed(cmd.id, result.error().describe()));
+    return;
+  }
+  GenerationFinished f;
+  f.id = cmd.id;
+  f.stop_reason = result->stop_reason;
+  f.error = result->error;
+  f.note = result->note;
+  f.parts = parse_reply(stream.raw(), cmd.render.thinking);
+  f.parts.in_thinking = false;  // the reply ended; an unclosed think block stays thinking
+  f.text = std::move(result->text);
+  f.stats = result->stats;
+  f.mtp_used = result->mtp_used;
+  f.backend = facts.backend.name;
+  f.context_used = backend.position();
+  f.context_size = backend.n_ctx();
+  ctx.emit(std::move(f));
+}
+
+}  // namespace qc

@@ -1,0 +1,35 @@
+// One generation as the worker runs it: fit the conversation into the context, prefill, stream token
+// deltas split into thinking/content with live stats, finish with the generator's own figures.
+#pragma once
+
+#include <functional>
+
+#include "qwenchat/engine.h"
+#include "qwenchat/events.h"
+#include "qwenchat/session.h"
+
+namespace qc {
+
+struct GenerationContext {
+  Engine* engine = nullptr;  // null: no model loaded (the generation finishes with an error)
+  std::function<bool()> cancelled;
+  std::function<void(WorkerEvent)> emit;
+};
+
+// Emits GenerationStarted / TokenDelta / StatsSnapshot / GenerationFinished as events.h describes;
+// never throws past its caller's catch (the worker converts exceptions into a GenerationFinished).
+void run_generation(const GenerateCommand& command, const GenerationContext& context);
+
+// Encodes `history`, leaving out the earliest turns (never a leading system message or the last turn)
+// until the prompt plus `reserve` tokens fit in `n_ctx`. Exposed for tests.
+struct FittedPrompt {
+  std::vector<int32_t> tokens;
+  int dropped_messages = 0;
+};
+Result<FittedPrompt> fit_prompt(const Tokenizer& tokenizer, std::vector<ChatMessage> history,
+                                const ChatRenderOptions& render, int n_ctx, int reserve);
+
+// The change from `before` to `after` as a delta (append, or replace when `after` does not extend it).
+void part_delta(const std::string& before, const std::string& after, std::string* delta, bool* replace);
+
+}  // namespace qc

@@ -1,0 +1,238 @@
+// ChatController: the chat view's operations against a real store and a real worker on the tiny model,
+// without a window. The loop `pump` plays the GUI's frame loop: it drains the worker and feeds every
+// event to the controller.
+#include <gtest/gtest.h>
+
+#include "chat_controller.h"
+#include "diagnostics_state.h"
+#include "model_status.h"
+#include "temp_dir.h"
+#include "worker_test_model.h"
+#include "worker_test_util.h"
+
+namespace qc::gui {
+namespace {
+
+class GuiController : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    model_ = dir_.file("tiny.gguf");
+    ASSERT_TRUE(test::write_tiny_chat_model(model_).ok());
+    auto s = store::Store::open(dir_.file("chat.db"));
+    ASSERT_TRUE(s.ok()) << s.error().describe();
+    store_.emplace(std::move(*s));
+    worker_ = std::make_unique<Worker>(worker_options_);
+    chat_ = std::make_unique<ChatController>(*store_, *worker_);
+    LoadModelCommand c;
+    c.path = model_;
+    c.settings.n_ctx = 512;
+    c.settings.n_threads = 1;
+    c.settings.probes = true;
+    worker_->post(c);
+    const auto ev = test::collect_load(*worker_);
+    ASSERT_NE(test::find_event<ModelLoaded>(ev), nullptr);
+    for (const auto& e : ev) status_.on_event(e, 0.0);
+  }
+
+  ReplySetup setup(int max_tokens = 8) const {
+    ReplySetup r;
+    r.settings.random_seed = false;
+    r.settings.seed = 5;
+    r.settings.max_tokens = max_tokens;
+    r.model_path = model_;
+    return r;
+  }
+
+  // Feeds worker events to the controller until the streaming reply ends (or the hang guard).
+  void pump() {
+    const auto deadline = std::chrono::steady_clock::now() + test::kWorkerHangGuard;
+    while (chat_->streaming() && std::chrono::steady_clock::now() < deadline) {
+      if (auto e = worker_->wait_event(std::chrono::milliseconds(200))) {
+        diag_.on_event(*e);
+        ASSERT_TRUE(chat_->on_event(*e, chat::now_ms()).ok());
+      }
+    }
+    ASSERT_FALSE(chat_->streaming()) << "the reply did not finish within the hang guard";
+  }
+
+  chat::ChatTree reload() const {
+    auto t = store_->load_conversation(chat_->tree()->conversation.id);
+    EXPECT_TRUE(t.ok());
+    return t.ok() ? *t : chat::ChatTree{};
+  }
+
+  test::TempDir dir_;
+  std::string model_;
+  std::optional<store::Store> store_;
+  WorkerOptions worker_options_;
+  std::unique_ptr<Worker> worker_;
+  std::unique_ptr<ChatController> chat_;
+  ModelStatus status_;
+  DiagnosticsState diag_;
+};
+
+TEST_F(GuiController, SendStreamsTheReplyIntoTheStore) {
+  ASSERT_TRUE(chat_->send("Hello there, how are you today?", setup()).ok());
+  EXPECT_TRUE(chat_->streaming());
+  pump();
+  const chat::ChatTree t = reload();
+  EXPECT_EQ(t.conversation.title, "Hello there, how are you today?");
+  const auto branch = chat::current_branch(t);
+  ASSERT_EQ(branch.size(), 2u);
+  const chat::Message* reply = chat::find(t, branch[1]);
+  ASSERT_NE(reply, nullptr);
+  EXPECT_EQ(reply->role, chat::Role::kAssistant);
+  EXPECT_EQ(reply->state, chat::MessageState::kComplete);
+  EXPECT_EQ(reply->model, model_);
+  // The store holds what the worker finished with, and what the tree in memory shows.
+  ASSERT_TRUE(diag_.finished.has_value());
+  EXPECT_EQ(reply->stats.value("generated_tokens", -1), diag_.finished->stats.generated_tokens);
+  EXPECT_EQ(reply->stats.value("backend", ""), "cpu-f32");
+  EXPECT_EQ(reply->settings.value("seed", 0), 5);
+  EXPECT_EQ(reply->content, chat::find(*chat_->tree(), branch[1])->content);
+  EXPECT_FALSE(diag_.decode_tok_per_s.empty());
+  ASSERT_TRUE(diag_.last.has_value());
+  EXPECT_EQ(diag_.last->layer_norms.size(), 8u);
+}
+
+TEST_F(GuiController, RegenerateAndEditMakeBranches) {
+  ASSERT_TRUE(chat_->send("first question", setup()).ok());
+  pump();
+  const chat::MessageId user = chat::current_branch(*chat_->tree())[0];
+  const chat::MessageId reply = chat::current_branch(*chat_->tree())[1];
+  ASSERT_TRUE(chat_->regenerate(reply, setup()).ok());
+  pump();
+  const auto after_regen = chat::current_branch(reload());
+  ASSERT_EQ(after_regen.size(), 2u);
+  EXPECT_NE(after_regen[1], reply);
+  EXPECT_EQ(chat::sibling_info(reload(), after_regen[1]).count, 2);
+  // Navigating back selects the first reply, in the store too.
+  ASSERT_TRUE(chat_->select_sibling(after_regen[1], -1).ok());
+  EXPECT_EQ(chat::current_branch(reload())[1], reply);
+
+  ASSERT_TRUE(chat_->edit_and_resend(user, "edited question", setup()).ok());
+  pump();
+  const chat::ChatTree t = reload();
+  const auto branch = chat::current_branch(t);
+  ASSERT_EQ(branch.size(), 2u);
+  EXPECT_EQ(chat::find(t, branch[0])->content, "edited question");
+  EXPECT_EQ(chat::sibling_info(t, branch[0]).count, 2);
+  EXPECT_EQ(chat::find(t, branch[1])->state, chat::MessageState::kComplete);
+  // Deleting the edited turn removes its reply with it and falls back to the original branch.
+  ASSERT_TRUE(chat_->delete_message(branch[0]).ok());
+  EXPECT_EQ(chat::current_branch(reload())[0], user);
+}
+
+TEST_F(GuiController, StopKeepsThePartialReplyAsStopped) {
+  // Rebuild the worker with a hook that stops at the third token.
+  worker_options_.on_event = [this](const WorkerEvent& e) {
+    if (const auto* d = std::get_if<TokenDelta>(&e); d && d->index == 2) worker_->stop();
+  };
+  chat_.reset();
+  worker_ = std::make_unique<Worker>(worker_options_);
+  chat_ = std::make_unique<ChatController>(*store_, *worker_);
+  LoadModelCommand c;
+  c.path = model_;
+  c.settings.n_ctx = 512;
+  c.settings.n_threads = 1;
+  worker_->post(c);
+  ASSERT_NE(test::find_event<ModelLoaded>(test::collect_load(*worker_)), nullptr);
+  ReplySetup s = setup(200);
+  s.settings.temperature = 1.0f;
+  s.settings.top_k = 0;
+  s.settings.top_p = 1.0f;
+  ASSERT_TRUE(chat_->send("Tell me a long story", s).ok());
+  pump();
+  const chat::ChatTree t = reload();
+  const chat::Message* reply = chat::find(t, chat::current_branch(t)[1]);
+  EXPECT_EQ(reply->state, chat::MessageState::kStopped);
+  EXPECT_EQ(reply->stats.value("generated_tokens", -1), 3);
+  EXPECT_EQ(reply->stats.value("stop_reason", ""), "cancelled");
+}
+
+TEST_F(GuiController, SwitchingConversationMidReplyKeepsWhatCame) {
+  ASSERT_TRUE(chat_->send("one", setup(400)).ok());
+  const chat::ConversationId first = chat_->tree()->conversation.id;
+  ASSERT_TRUE(chat_->new_conversation(model_).ok());
+  EXPECT_FALSE(chat_->streaming());
+  auto t = store_->load_conversation(first);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(chat::find(*t, chat::current_branch(*t)[1])->state, chat::MessageState::kStopped);
+  // The abandoned generation's events change nothing in the new conversation.
+  for (int i = 0; i < 50; ++i) {
+    if (auto e = worker_->wait_event(std::chrono::milliseconds(20))) {
+      ASSERT_TRUE(chat_->on_event(*e, chat::now_ms()).ok());
+    }
+  }
+  EXPECT_TRUE(chat_->tree()->messages.empty());
+}
+
+TEST_F(GuiController, StreamingTextIsFlushedAtMostEvery250ms) {
+  // Events are fed by hand with a controlled clock; the worker's own events for this generation are
+  // never drained (the generation id is the controller's, the text is ours).
+  ASSERT_TRUE(chat_->send("flush test", setup(1)).ok());
+  const uint64_t gen = chat_->streaming_generation();
+  const chat::MessageId id = chat_->streaming_message();
+  auto stored = [&] {
+    auto t = store::Store::open(store_->path(), {.read_only = true});
+    EXPECT_TRUE(t.ok());
+    auto tree = t->load_conversation(chat_->tree()->conversation.id);
+    return chat::find(*tree, id)->content;
+  };
+  auto delta = [&](int index, const char* text, int64_t now) {
+    TokenDelta d;
+    d.id = gen;
+    d.index = index;
+    d.content_delta = text;
+    ASSERT_TRUE(chat_->on_event(d, now).ok());
+  };
+  delta(0, "a", 1000);  // first delta: flushed
+  EXPECT_EQ(stored(), "a");
+  delta(1, "b", 1100);
+  delta(2, "c", 1249);
+  EXPECT_EQ(stored(), "a");  // within 250 ms of the last flush
+  delta(3, "d", 1250);
+  EXPECT_EQ(stored(), "abcd");
+  GenerationFinished f;
+  f.id = gen;
+  f.stop_reason = StopReason::stop_token;
+  f.parts.content = "abcde";
+  f.text = "abcde";
+  ASSERT_TRUE(chat_->on_event(f, 1300).ok());
+  EXPECT_EQ(stored(), "abcde");  // the finish always writes
+  EXPECT_FALSE(chat_->streaming());
+}
+
+TEST_F(GuiController, FailuresAreErrorsNotCrashes) {
+  EXPECT_FALSE(chat_->send("   \n", setup()).ok());
+  EXPECT_FALSE(chat_->regenerate(12345, setup()).ok());
+  ASSERT_TRUE(chat_->send("x", setup()).ok());
+  const Status busy = chat_->send("y", setup());
+  ASSERT_FALSE(busy.ok());
+  EXPECT_NE(busy.error().message.find("still being written"), std::string::npos);
+  pump();
+  // No model: the reply ends as an error message in the conversation.
+  worker_->post(UnloadModelCommand{});
+  ASSERT_TRUE(chat_->send("z", setup()).ok());
+  pump();
+  const chat::ChatTree t = reload();
+  const chat::Message* last = chat::find(t, chat::current_leaf(t));
+  EXPECT_EQ(last->state, chat::MessageState::kError);
+  EXPECT_NE(last->error.find("no model is loaded"), std::string::npos) << last->error;
+}
+
+TEST_F(GuiController, ModelStatusFollowsLoadsAndFailures) {
+  EXPECT_TRUE(status_.facts.has_value());
+  EXPECT_FALSE(status_.loading);
+  LoadModelCommand bad;
+  bad.path = dir_.file("missing.gguf");
+  worker_->post(bad);
+  for (const auto& e : test::collect_load(*worker_)) status_.on_event(e, 1.0);
+  ASSERT_TRUE(status_.error.has_value());
+  EXPECT_NE(status_.error->message.find("missing.gguf: no such file"), std::string::npos);
+  EXPECT_TRUE(status_.facts.has_value());  // the loaded model stays
+  EXPECT_EQ(status_.error_path, bad.path);
+}
+
+}  // namespace
+}  // namespace qc::gui

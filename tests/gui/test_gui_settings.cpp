@@ -1,0 +1,123 @@
+// Settings, configuration file, formatting helpers: what the panels rely on, without a window.
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "app_config.h"
+#include "chat_controller.h"
+#include "format.h"
+#include "settings.h"
+#include "temp_dir.h"
+
+namespace qc::gui {
+namespace {
+
+TEST(GuiSettings, ClampNamesTheFieldAndKeepsDefaults) {
+  Settings s;
+  EXPECT_TRUE(s.clamp().empty());
+  s.top_p = 1.5f;
+  s.mtp_draft = 9;
+  s.n_ctx = 3;
+  const auto notes = s.clamp();
+  ASSERT_EQ(notes.size(), 3u);
+  EXPECT_EQ(notes[0], "top_p 1.5 is outside [0.01, 1]: using 1");
+  EXPECT_EQ(s.top_p, 1.0f);
+  EXPECT_EQ(s.mtp_draft, kMaxDraftLen);
+  EXPECT_EQ(s.n_ctx, 64);
+  EXPECT_TRUE(s.sampler(1).validate().ok());
+  EXPECT_TRUE(s.engine().validate().ok());
+}
+
+TEST(GuiSettings, JsonRoundTripAndWrongTypes) {
+  Settings s;
+  s.temperature = 0.25f;
+  s.thinking = true;
+  s.seed = 99;
+  s.dark_theme = false;
+  std::vector<std::string> w;
+  EXPECT_EQ(Settings::from_json(s.to_json(), &w), s);
+  EXPECT_TRUE(w.empty());
+  nlohmann::json j = s.to_json();
+  j["top_k"] = "many";
+  j["top_p"] = 7.0;
+  const Settings t = Settings::from_json(j, &w);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0], "settings.top_k: expected a number, got \"many\"");
+  EXPECT_EQ(t.top_k, Settings{}.top_k);
+  EXPECT_EQ(t.top_p, 1.0f);
+}
+
+TEST(GuiSettings, PresetsMatchTheSampler) {
+  Settings s;
+  apply_qwen_thinking_preset(s);
+  EXPECT_TRUE(s.thinking);
+  const SamplerParams q = SamplerParams::qwen_thinking();
+  EXPECT_EQ(s.sampler(0).temperature, q.temperature);
+  EXPECT_EQ(s.sampler(0).presence_penalty, q.presence_penalty);
+  apply_greedy_preset(s);
+  EXPECT_TRUE(s.sampler(0).is_greedy());
+}
+
+TEST(GuiConfig, SaveLoadRecentAndBrokenFile) {
+  test::TempDir dir;
+  const std::string path = dir.file("config.json");
+  AppConfig c;
+  for (int i = 0; i < 14; ++i) c.add_recent("/m/" + std::to_string(i) + ".gguf");
+  c.add_recent("/m/3.gguf");  // moves to the front, no duplicate
+  c.settings.ui_scale = 1.5f;
+  ASSERT_TRUE(c.save(path).ok());
+  std::vector<std::string> w;
+  const AppConfig back = AppConfig::load(path, &w);
+  EXPECT_TRUE(w.empty());
+  ASSERT_EQ(back.recent_models.size(), AppConfig::kMaxRecent);
+  EXPECT_EQ(back.recent_models[0], "/m/3.gguf");
+  EXPECT_EQ(back.recent_models[1], "/m/13.gguf");
+  EXPECT_EQ(back.settings.ui_scale, 1.5f);
+  std::ofstream(path) << "{ not json";
+  const AppConfig broken = AppConfig::load(path, &w);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("not a JSON object"), std::string::npos);
+  EXPECT_EQ(broken.settings, Settings{});
+  EXPECT_TRUE(AppConfig::load(dir.file("absent.json"), &w).recent_models.empty());
+}
+
+TEST(GuiConfig, ConfigDirFollowsXdg) {
+  test::TempDir dir;
+  const char* old = std::getenv("XDG_CONFIG_HOME");
+  const std::string saved = old ? old : "";
+  setenv("XDG_CONFIG_HOME", dir.path().c_str(), 1);
+  auto d = config_dir();
+  if (old) {
+    setenv("XDG_CONFIG_HOME", saved.c_str(), 1);
+  } else {
+    unsetenv("XDG_CONFIG_HOME");
+  }
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(*d, (dir.path() / "qwenchat").string());
+  EXPECT_TRUE(std::filesystem::is_directory(*d));
+}
+
+TEST(GuiFormat, BytesStatsTitlesFileNames) {
+  EXPECT_EQ(format_bytes(17), "17 B");
+  EXPECT_EQ(format_bytes(1234567), "1.23 MB");
+  const nlohmann::json s = {{"generated_tokens", 42},
+                            {"tok_per_s", 12.34},
+                            {"ttft_ms", 85.2},
+                            {"mtp_acceptance", 0.5},
+                            {"mtp_acceptance_per_position", {0.75, 0.25}},
+                            {"backend", "cuda"},
+                            {"kernel", "hlu4"},
+                            {"stop_reason", "max_tokens"}};
+  EXPECT_EQ(format_stats_line(s),
+            "42 tokens · 12.3 tok/s · TTFT 85 ms · MTP 0.50 (0.75/0.25) · cuda/hlu4 · stop: max_tokens");
+  EXPECT_EQ(format_stats_line(nlohmann::json::object()), "");
+  EXPECT_EQ(title_from_message("  Hello,\tworld  \nsecond line"), "Hello, world");
+  EXPECT_EQ(title_from_message(" \n "), "New chat");
+  // Cut at a character boundary: "é" is two bytes; 3 bytes of "aéé" keep "aé".
+  EXPECT_EQ(title_from_message("aéé", 3), "aé…");
+  EXPECT_EQ(file_stem_from_title("Hybrid decoding (demo)!"), "Hybrid-decoding-demo");
+  EXPECT_EQ(file_stem_from_title("???"), "conversation");
+}
+
+}  // namespace
+}  // namespace qc::gui

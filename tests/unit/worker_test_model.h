@@ -1,0 +1,38 @@
+// Test helper for the worker tests: writes the tiny preset as a real GGUF with a trained BPE vocabulary
+// and the ChatML specials, exactly as qwenchat-mkmodel does, so the worker loads it through the same
+// path the app uses.
+#pragma once
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "gguf/writer.h"
+#include "model/synthetic.h"
+#include "tokenizer/bpe_trainer.h"
+#include "tokenizer/chat_format.h"
+#include "tokenizer/tokenizer.h"
+
+namespace qc::test {
+
+inline Status write_tiny_chat_model(const std::string& path, uint64_t seed = 7) {
+  QC_ASSIGN(ModelShape shape, preset_shape("tiny"));
+  BpeTrainOptions train;
+  train.n_merges = shape.n_vocab - 256 - static_cast<int>(train.special_tokens.size());
+  QC_ASSIGN(BpeVocab vocab, train_bpe(builtin_training_corpus(), train));
+  if (vocab.token_types.empty())
+    vocab.token_types.assign(vocab.tokens.size(), static_cast<int32_t>(TokenType::kNormal));
+  for (int i = static_cast<int>(vocab.tokens.size()); i < shape.n_vocab; ++i) {
+    vocab.tokens.push_back("<|pad_" + std::to_string(i) + "|>");
+    vocab.token_types.push_back(static_cast<int32_t>(TokenType::kUnused));
+  }
+  SyntheticModelOptions o;
+  o.shape = shape;
+  o.seed = seed;
+  o.weight_type = DType::kQ8_0;
+  o.out_path = path;
+  o.extra_metadata = [&](gguf::Writer& w) { write_bpe_vocab_metadata(w, vocab, chatml_jinja_template()); };
+  return write_synthetic_model(o);
+}
+
+}  // namespace qc::test
