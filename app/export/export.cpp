@@ -1,4 +1,4 @@
-// Export dispatch, import into a store, export from a store, atomic file writes (see export.h).
+// Import into a store, export from a store, atomic file writes (see export.h).
 #include "export/export.h"
 
 #include <unistd.h>
@@ -10,44 +10,6 @@
 #include "export/export_internal.h"
 
 namespace qc::exporter {
-
-Result<Format> parse_format(std::string_view s) {
-  if (s == "md" || s == "markdown") return Format::kMarkdown;
-  if (s == "json") return Format::kJson;
-  if (s == "txt" || s == "text") return Format::kText;
-  return make_error("format: expected md, json or txt, got \"" + std::string(s) + "\"");
-}
-
-const char* format_extension(Format f) {
-  switch (f) {
-    case Format::kMarkdown:
-      return "md";
-    case Format::kJson:
-      return "json";
-    case Format::kText:
-      return "txt";
-  }
-  return "txt";
-}
-
-Result<Branches> parse_branches(std::string_view s) {
-  if (s == "current") return Branches::kCurrent;
-  if (s == "all") return Branches::kAll;
-  return make_error("branch: expected current or all, got \"" + std::string(s) + "\"");
-}
-
-std::string export_trees(const std::vector<chat::ChatTree>& trees, const ExportOptions& options) {
-  switch (options.format) {
-    case Format::kMarkdown:
-      return detail::render_markdown(trees, options.branches);
-    case Format::kText:
-      return detail::render_text(trees, options.branches);
-    case Format::kJson:
-      return to_json(trees, options.branches).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-             "\n";
-  }
-  return {};
-}
 
 Result<std::vector<chat::ConversationId>> import_json(store::Store& store, std::string_view text) {
   QC_ASSIGN(const std::vector<chat::ChatTree> trees, parse_export_json(text));
