@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 
 #include "common/default_model.h"
 
@@ -127,14 +128,21 @@ void App::drain_events() {
   }
 }
 
+void App::on_key(int key, int action, int mods) {
+  if (action == GLFW_PRESS) key_presses_.push_back({key, mods});
+}
+
 void App::shortcuts() {
-  const ImGuiIO& io = ImGui::GetIO();
-  auto pressed = [](int key) { return ImGui::IsKeyPressed(key, false); };
-  if (io.KeyCtrl && pressed('N')) requests_.new_conversation = true;
-  if (io.KeyCtrl && pressed('K')) requests_.open_search = true;
-  if (io.KeyCtrl && pressed('E')) requests_.open_export = true;
-  if (pressed(ImGui::GetKeyIndex(ImGuiKey_Escape)) && chat_->streaming()) chat_->stop();
-  if (pressed(GLFW_KEY_F12)) shots_.start();
+  for (const KeyPress& k : key_presses_) {
+    const bool ctrl = (k.mods & GLFW_MOD_CONTROL) != 0;
+    if (ctrl && k.key == GLFW_KEY_N) requests_.new_conversation = true;
+    if (ctrl && k.key == GLFW_KEY_K) requests_.open_search = true;
+    if (ctrl && k.key == GLFW_KEY_E) requests_.open_export = true;
+    if (ctrl && k.key == GLFW_KEY_Q) glfwSetWindowShouldClose(glfwGetCurrentContext(), 1);
+    if (k.key == GLFW_KEY_ESCAPE && chat_->streaming()) chat_->stop();
+    if (k.key == GLFW_KEY_F12) shots_.start();
+  }
+  key_presses_.clear();
 }
 
 void App::frame(GLFWwindow* window) {
@@ -163,7 +171,19 @@ void App::frame(GLFWwindow* window) {
                    "screenshot");
   }
   glfwSwapBuffers(window);
+  update_title(window);
   handle_requests();
+}
+
+// "qwenchat · tiny.gguf" once a model is loaded (the end-to-end test waits for it: frames are running and
+// the model is ready).
+void App::update_title(GLFWwindow* window) {
+  std::string title = "qwenchat";
+  if (model_.facts) title += " · " + std::filesystem::path(model_.facts->path).filename().string();
+  if (title != title_) {
+    glfwSetWindowTitle(window, title.c_str());
+    title_ = title;
+  }
 }
 
 void App::handle_requests() {
@@ -266,7 +286,7 @@ void App::menu_bar() {
     if (ImGui::MenuItem("Search", "Ctrl+K")) requests_.open_search = true;
     if (ImGui::MenuItem("Export…", "Ctrl+E")) requests_.open_export = true;
     ImGui::Separator();
-    if (ImGui::MenuItem("Quit")) glfwSetWindowShouldClose(glfwGetCurrentContext(), 1);
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) glfwSetWindowShouldClose(glfwGetCurrentContext(), 1);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {

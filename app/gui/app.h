@@ -32,6 +32,11 @@ class App {
   void run(GLFWwindow* window);
 
   const std::string& ini_path() const { return ini_path_; }
+
+  // GLFW key callback (installed before ImGui's, which chains to it). Shortcuts are taken from these
+  // edges rather than ImGui's key state: ImGui 1.86 samples key state once per frame, so a press and
+  // release that arrive together (a fast typist, xdotool) would be missed.
+  void on_key(int key, int action, int mods);
   const AppConfig& config() const { return config_; }
 
  private:
@@ -44,6 +49,7 @@ class App {
   void menu_bar();
   void status_bar(float height);
   void handle_requests();
+  void update_title(GLFWwindow* window);
   UiContext context();
 
   GuiOptions options_;
@@ -60,6 +66,12 @@ class App {
   Theme theme_;
   Notices notices_;
   AppRequests requests_;
+  struct KeyPress {
+    int key = 0;
+    int mods = 0;
+  };
+  std::vector<KeyPress> key_presses_;  // since the last frame
+  std::string title_;
   double now_s_ = 0;
   double config_saved_at_ = 0;
   bool config_dirty_ = false;

@@ -23,7 +23,7 @@ void section(UiContext& ctx, const char* title) {
 void DiagnosticsPanel::draw(UiContext& ctx) {
   const DiagnosticsState& d = ctx.diag;
   if (!d.last && !d.finished) {
-    ImGui::TextColored(ctx.theme.text_muted, "No generation yet: the figures appear with the first reply.");
+    text_wrapped_colored(ctx.theme.text_muted, "No generation yet: the figures appear with the first reply.");
     context_meter(ctx);
     bandwidth_and_memory(ctx);
     return;
@@ -45,7 +45,7 @@ void DiagnosticsPanel::rates(UiContext& ctx) {
   ImGui::PlotLines("##toks", curve.empty() ? nullptr : curve.data(), static_cast<int>(curve.size()), 0,
                    overlay, 0.0f, std::max(top, 1e-3f),
                    ImVec2(ImGui::GetContentRegionAvail().x, ctx.em() * 4));  // 1.86's plots take no -1
-  ImGui::TextColored(ctx.theme.text_muted, "decode tok/s over the last 16 tokens, one point per token");
+  text_wrapped_colored(ctx.theme.text_muted, "decode tok/s over the last 16 tokens, one point per token");
   double prefill = 0, ttft = 0;
   int prompt = 0, generated = 0;
   if (d.finished && d.finished->id == d.generation) {
@@ -63,7 +63,7 @@ void DiagnosticsPanel::rates(UiContext& ctx) {
   if (ImGui::BeginTable("rates", 4, ImGuiTableFlags_SizingStretchSame)) {
     auto cell = [&](const char* label, const char* value) {
       ImGui::TableNextColumn();
-      ImGui::TextColored(ctx.theme.text_muted, "%s", label);
+      text_wrapped_colored(ctx.theme.text_muted, "%s", label);
       ImGui::PushFont(ctx.fonts.h3);
       ImGui::TextUnformatted(value);
       ImGui::PopFont();
@@ -80,9 +80,9 @@ void DiagnosticsPanel::rates(UiContext& ctx) {
     ImGui::EndTable();
   }
   if (d.finished && d.finished->id == d.generation) {
-    ImGui::TextColored(ctx.theme.text_muted, "stop: %s · backend %s · logits hash %s",
-                       to_string(d.finished->stop_reason), d.finished->backend.c_str(),
-                       d.finished->stats.final_logits_hash.c_str());
+    text_wrapped_colored(ctx.theme.text_muted, "stop: %s · backend %s · logits hash %s",
+                         to_string(d.finished->stop_reason), d.finished->backend.c_str(),
+                         d.finished->stats.final_logits_hash.c_str());
   }
 }
 
@@ -91,10 +91,10 @@ void DiagnosticsPanel::mtp(UiContext& ctx) {
   section(ctx, "MTP acceptance per draft position");
   if (!d.finished || d.finished->stats.mtp_draft_len == 0) {
     if (d.finished && !d.finished->note.empty()) {
-      ImGui::TextColored(ctx.theme.warning, "%s", d.finished->note.c_str());
+      text_wrapped_colored(ctx.theme.warning, "%s", d.finished->note.c_str());
     } else {
-      ImGui::TextColored(ctx.theme.text_muted,
-                         d.running ? "reported when the reply ends" : "MTP was off for this reply");
+      text_wrapped_colored(ctx.theme.text_muted,
+                           d.running ? "reported when the reply ends" : "MTP was off for this reply");
     }
     return;
   }
@@ -112,7 +112,7 @@ void DiagnosticsPanel::layer_norms(UiContext& ctx) {
   const DiagnosticsState& d = ctx.diag;
   section(ctx, "Hidden-state L2 norm per layer (last token)");
   if (!d.last || d.last->layer_norms.empty()) {
-    ImGui::TextColored(ctx.theme.text_muted, "Probes are off: turn them on in Settings > Engine.");
+    text_wrapped_colored(ctx.theme.text_muted, "Probes are off: turn them on in Settings > Engine.");
     return;
   }
   const std::vector<float>& norms = d.last->layer_norms;
@@ -147,25 +147,25 @@ void DiagnosticsPanel::layer_norms(UiContext& ctx) {
   ImGui::SameLine();
   ImGui::TextUnformatted("attention");
   ImGui::SameLine();
-  ImGui::TextColored(ctx.theme.text_muted, "· max %.2f", static_cast<double>(top));
+  text_wrapped_colored(ctx.theme.text_muted, "· max %.2f", static_cast<double>(top));
 }
 
 void DiagnosticsPanel::bandwidth_and_memory(UiContext& ctx) {
   section(ctx, "Bandwidth and memory");
   const ModelFacts* f = ctx.model.facts ? &*ctx.model.facts : nullptr;
   if (f == nullptr) {
-    ImGui::TextColored(ctx.theme.text_muted, "no model loaded");
+    text_wrapped_colored(ctx.theme.text_muted, "no model loaded");
     return;
   }
   const double gbs = static_cast<double>(f->bytes_per_token) * ctx.diag.decode_tok_per_s_now() / 1e9;
   ImGui::Text("Effective weight bandwidth: %.2f GB/s", gbs);
-  ImGui::TextColored(ctx.theme.text_muted, "= %s per token x %.1f tok/s",
-                     format_bytes(f->bytes_per_token).c_str(), ctx.diag.decode_tok_per_s_now());
+  text_wrapped_colored(ctx.theme.text_muted, "= %s per token x %.1f tok/s",
+                       format_bytes(f->bytes_per_token).c_str(), ctx.diag.decode_tok_per_s_now());
   // The CPU backend measures no bandwidth ceiling; the CUDA backend will report the one it measured.
-  ImGui::TextColored(ctx.theme.text_muted, "no ceiling measured (%s backend)", f->backend.name.c_str());
+  text_wrapped_colored(ctx.theme.text_muted, "no ceiling measured (%s backend)", f->backend.name.c_str());
   ImGui::Text("Memory: %s", format_bytes(f->memory_bytes()).c_str());
-  ImGui::TextColored(ctx.theme.text_muted, "%s weights (mapped) + %s backend state",
-                     format_bytes(f->file_bytes).c_str(), format_bytes(f->backend.memory_bytes).c_str());
+  text_wrapped_colored(ctx.theme.text_muted, "%s weights (mapped) + %s backend state",
+                       format_bytes(f->file_bytes).c_str(), format_bytes(f->backend.memory_bytes).c_str());
 }
 
 void DiagnosticsPanel::context_meter(UiContext& ctx) {
@@ -176,7 +176,7 @@ void DiagnosticsPanel::context_meter(UiContext& ctx) {
     size = ctx.diag.last->context_size;
   }
   if (size <= 0) {
-    ImGui::TextColored(ctx.theme.text_muted, "no model loaded");
+    text_wrapped_colored(ctx.theme.text_muted, "no model loaded");
     return;
   }
   const float frac = static_cast<float>(used) / static_cast<float>(size);
@@ -186,7 +186,7 @@ void DiagnosticsPanel::context_meter(UiContext& ctx) {
   ImGui::PushStyleColor(ImGuiCol_PlotHistogram, col);
   ImGui::ProgressBar(frac, ImVec2(-1, 0), label);
   ImGui::PopStyleColor();
-  ImGui::TextColored(ctx.theme.text_muted, "of the last reply (each reply re-reads the whole branch)");
+  text_wrapped_colored(ctx.theme.text_muted, "of the last reply (each reply re-reads the whole branch)");
 }
 
 }  // namespace qc::gui

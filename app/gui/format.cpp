@@ -35,7 +35,9 @@ std::string format_stats_line(const nlohmann::json& s) {
   if (const double n = num(s, "generated_tokens"); n >= 0) append(line, fmt("%.0f tokens", n));
   if (const double r = num(s, "tok_per_s"); r > 0) append(line, fmt("%.1f tok/s", r));
   if (const double r = num(s, "prefill_tok_per_s"); r > 0) append(line, fmt("prefill %.0f tok/s", r));
-  if (const double t = num(s, "ttft_ms"); t >= 0) append(line, fmt("TTFT %.0f ms", t));
+  // Without a token there is no first-token time (a reply stopped during the prefill).
+  if (const double t = num(s, "ttft_ms"); t >= 0 && num(s, "generated_tokens", 1) > 0)
+    append(line, fmt("TTFT %.0f ms", t));
   if (const double a = num(s, "mtp_acceptance"); a >= 0) {
     std::string mtp = fmt("MTP %.2f", a);
     if (const auto it = s.find("mtp_acceptance_per_position");

@@ -56,9 +56,14 @@ int run(int argc, char** argv) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = (*app)->ini_path().c_str();  // in the config folder, never the working directory
+  const std::string ini_path = (*app)->ini_path();  // outlives the ImGui context, which writes it last
+  io.IniFilename = ini_path.c_str();                // in the config folder, never the working directory
   io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
-  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  glfwSetWindowUserPointer(window, app->get());
+  glfwSetKeyCallback(window, [](GLFWwindow* w, int key, int, int action, int mods) {
+    static_cast<qc::gui::App*>(glfwGetWindowUserPointer(w))->on_key(key, action, mods);
+  });
+  ImGui_ImplGlfw_InitForOpenGL(window, true);  // chains to the key callback above
   ImGui_ImplOpenGL3_Init("#version 150");
 
   (*app)->run(window);

@@ -85,13 +85,13 @@ void ModelPanel::file_section(UiContext& ctx) {
   if (!path_.empty() && std::filesystem::is_regular_file(path_, ec)) {
     const uint64_t size = std::filesystem::file_size(path_, ec);
     if (!ec)
-      ImGui::TextColored(ctx.theme.text_muted, "file: %s (weights are memory-mapped)",
-                         format_bytes(size).c_str());
+      text_wrapped_colored(ctx.theme.text_muted, "file: %s (weights are memory-mapped)",
+                           format_bytes(size).c_str());
   } else if (!path_.empty()) {
-    ImGui::TextColored(ctx.theme.warning, "no such file");
+    text_wrapped_colored(ctx.theme.warning, "no such file");
   }
   if (ImGui::CollapsingHeader("Recent models", ImGuiTreeNodeFlags_DefaultOpen)) {
-    if (ctx.config.recent_models.empty()) ImGui::TextColored(ctx.theme.text_muted, "none yet");
+    if (ctx.config.recent_models.empty()) text_wrapped_colored(ctx.theme.text_muted, "none yet");
     for (size_t i = 0; i < ctx.config.recent_models.size(); ++i) {
       const std::string& p = ctx.config.recent_models[i];
       ImGui::PushID(static_cast<int>(i));
@@ -130,10 +130,10 @@ void ModelPanel::backend_section(UiContext& ctx) {
   choose("cuda", "CUDA");
   ImGui::EndDisabled();
   if (!cuda) {
-    ImGui::TextColored(ctx.theme.text_muted,
-                       "CUDA: this build has no CUDA backend (rebuild with nvcc installed).");
+    text_wrapped_colored(ctx.theme.text_muted,
+                         "CUDA: this build has no CUDA backend (rebuild with nvcc installed).");
   } else {
-    ImGui::TextColored(ctx.theme.text_muted, "CUDA: a load or switch reports when no device is present.");
+    text_wrapped_colored(ctx.theme.text_muted, "CUDA: a load or switch reports when no device is present.");
   }
 }
 
@@ -154,13 +154,13 @@ void ModelPanel::progress(UiContext& ctx) {
     ImGui::TextWrapped("Load failed: %s", m.error->message.c_str());
     ImGui::PopStyleColor();
     if (!m.error->hint.empty()) ImGui::TextWrapped("Hint: %s", m.error->hint.c_str());
-    if (m.facts) ImGui::TextColored(ctx.theme.text_muted, "The previous model stays loaded.");
+    if (m.facts) text_wrapped_colored(ctx.theme.text_muted, "The previous model stays loaded.");
   }
 }
 
 void ModelPanel::facts(UiContext& ctx) {
   if (!ctx.model.facts) {
-    if (!ctx.model.loading) ImGui::TextColored(ctx.theme.text_muted, "No model loaded.");
+    if (!ctx.model.loading) text_wrapped_colored(ctx.theme.text_muted, "No model loaded.");
     return;
   }
   const ModelFacts& f = *ctx.model.facts;

@@ -103,9 +103,9 @@ void SettingsPanel::engine(UiContext& ctx) {
                                           : "engine settings: rebuilding the backend");
   }
   if (ctx.model.facts) {
-    ImGui::TextColored(ctx.theme.text_muted, "In use: %s · %s · context %d",
-                       ctx.model.facts->backend.name.c_str(), ctx.model.facts->backend.device.c_str(),
-                       ctx.model.facts->n_ctx);
+    text_wrapped_colored(ctx.theme.text_muted, "In use: %s · %s · context %d",
+                         ctx.model.facts->backend.name.c_str(), ctx.model.facts->backend.device.c_str(),
+                         ctx.model.facts->n_ctx);
   }
 }
 
@@ -121,7 +121,7 @@ void SettingsPanel::mtp(UiContext& ctx) {
   changed_ |= ImGui::SliderInt("Draft length", &s.mtp_draft, 1, kMaxDraftLen);
   ImGui::EndDisabled();
   if (ctx.model.facts && !has_mtp)
-    ImGui::TextColored(ctx.theme.warning, "The loaded model has no MTP block.");
+    text_wrapped_colored(ctx.theme.warning, "The loaded model has no MTP block.");
 }
 
 void SettingsPanel::kernels(UiContext& ctx) {
@@ -130,13 +130,14 @@ void SettingsPanel::kernels(UiContext& ctx) {
   // The fields of qwenchat/kernel_config.h. The worker has no command to apply them yet (the CUDA
   // backend is not merged into this build), so they are shown for reference only.
   KernelConfig k;
-  ImGui::TextColored(ctx.theme.text_muted, "default GEMV variant: %s; variants available: %s",
-                     gemv_variant_name(k.gemv), gemv_variant_list().c_str());
-  ImGui::TextColored(ctx.theme.warning, "Not applied: this build's worker has no kernel-config command yet.");
+  text_wrapped_colored(ctx.theme.text_muted, "default GEMV variant: %s; variants available: %s",
+                       gemv_variant_name(k.gemv), gemv_variant_list().c_str());
+  text_wrapped_colored(ctx.theme.warning,
+                       "Not applied: this build's worker has no kernel-config command yet.");
 #else
-  ImGui::TextColored(ctx.theme.text_muted,
-                     "TO FILL when the CUDA backend lands: GEMV variant (h, hl, hu, hlu, hlu4, "
-                     "h2, hl2, sk, deq, tile), split-K, fused norm+quantise, CUDA graph.");
+  text_wrapped_colored(ctx.theme.text_muted,
+                       "TO FILL when the CUDA backend lands: GEMV variant (h, hl, hu, hlu, hlu4, "
+                       "h2, hl2, sk, deq, tile), split-K, fused norm+quantise, CUDA graph.");
 #endif
   const bool cuda = ctx.model.facts && ctx.model.facts->backend_kind == BackendKind::kCuda;
   ImGui::Text("Variant in use: %s", cuda ? "(reported by the CUDA backend)"
@@ -164,7 +165,7 @@ void SettingsPanel::appearance(UiContext& ctx) {
     ctx.requests.rebuild_fonts = true;
   }
   if (!ctx.fonts.cjk_file.empty())
-    ImGui::TextColored(ctx.theme.text_muted, "CJK glyphs: %s", ctx.fonts.cjk_file.c_str());
+    text_wrapped_colored(ctx.theme.text_muted, "CJK glyphs: %s", ctx.fonts.cjk_file.c_str());
 }
 
 }  // namespace qc::gui

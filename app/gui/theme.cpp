@@ -1,5 +1,7 @@
 #include "theme.h"
 
+#include <cstdarg>
+
 namespace qc::gui {
 
 Theme apply_theme(bool dark, float ui_scale) {
@@ -60,6 +62,19 @@ Theme apply_theme(bool dark, float ui_scale) {
     t.attention = ImVec4(0.90f, 0.45f, 0.05f, 1.0f);
   }
   return t;
+}
+
+}  // namespace qc::gui
+
+namespace qc::gui {
+
+void text_wrapped_colored(const ImVec4& color, const char* fmt, ...) {
+  ImGui::PushStyleColor(ImGuiCol_Text, color);
+  va_list args;
+  va_start(args, fmt);
+  ImGui::TextWrappedV(fmt, args);
+  va_end(args);
+  ImGui::PopStyleColor();
 }
 
 }  // namespace qc::gui

@@ -27,3 +27,10 @@ struct Theme {
 Theme apply_theme(bool dark, float ui_scale);
 
 }  // namespace qc::gui
+
+namespace qc::gui {
+
+// Wrapped text in a colour (ImGui's TextColored does not wrap; panels are narrow).
+void text_wrapped_colored(const ImVec4& color, const char* fmt, ...) IM_FMTARGS(2);
+
+}  // namespace qc::gui
