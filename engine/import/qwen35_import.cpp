@@ -262,21 +262,24 @@ Status convert_tensor(const ImportTensor& t, const CheckpointTensor& src, std::v
   out->resize(out_row_bytes * static_cast<uint64_t>(t.rows));
   std::vector<float> row(static_cast<size_t>(t.cols)), res(static_cast<size_t>(t.cols));
   const ImportTransform& x = t.transform;
+  // Most tensors (every projection but the GDN ones) are plain copies: decode straight into the output row.
+  const bool plain = x.col_per == 0 && x.op == ImportTransform::Op::kNone;
   for (int64_t r = 0; r < t.rows; ++r) {
-    decode_row(in_type, in.data() + static_cast<uint64_t>(x.source_row(r)) * in_row_bytes, row.data(),
-               t.cols);
-    for (int64_t c = 0; c < t.cols; ++c) {
+    const uint8_t* in_row = in.data() + static_cast<uint64_t>(x.source_row(r)) * in_row_bytes;
+    decode_row(in_type, in_row, plain ? res.data() : row.data(), t.cols);
+    for (int64_t c = 0; !plain && c < t.cols; ++c) {
       const float v = row[static_cast<size_t>(x.source_col(c))];
+      float& o = res[static_cast<size_t>(c)];
       switch (x.op) {
         case ImportTransform::Op::kNone:
-          res[static_cast<size_t>(c)] = v;
+          o = v;
           break;
         case ImportTransform::Op::kPlusOne:
-          res[static_cast<size_t>(c)] = 1.0f + v;
-          break;  // f32, as HF
+          o = 1.0f + v;
+          break;  // in f32, as transformers forms 1 + w
         case ImportTransform::Op::kNegExp:
-          res[static_cast<size_t>(c)] = -std::exp(v);
-          break;
+          o = -std::exp(v);
+          break;  // f32 exp, as A_log.float().exp()
       }
     }
     encode_row(t.out_type, res.data(), out->data() + static_cast<uint64_t>(r) * out_row_bytes, t.cols);

@@ -543,7 +543,7 @@ def run_case(c, args, work):
 
     ck = os.path.join(work, c["name"] + "-hf")
     shutil.rmtree(ck, ignore_errors=True)
-    model.save_pretrained(ck, safe_serialization=True)
+    model.save_pretrained(ck)
     main_files = sorted(f for f in os.listdir(ck) if f.endswith(".safetensors"))
     saved = {}
     weight_map = {}
