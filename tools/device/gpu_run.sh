@@ -13,6 +13,7 @@
 #   QWENCHAT_GPU_STEPS       steps to run (default: "info build tests bench backend decode")
 #   QWENCHAT_BENCH_ARGS      extra arguments for qwenchat-gemv-bench (e.g. --quick)
 #   QWENCHAT_DECODE_ARGS     extra arguments for qwenchat-bench (e.g. --quick, --variants tile,hu)
+#   QWENCHAT_DECODE_BUDGET   seconds qwenchat-bench may measure before skipping the rest (default 170)
 # Steps: info, build, tests (kernel GPU tests), bench (GEMV bench), backend (the CUDA backend's tests and
 # `qwenchat-cli generate --backend cuda` end to end), decode (qwenchat-bench: whole-token decode).
 # If the full project does not configure (missing libraries), the kernels directory is configured on its
@@ -140,7 +141,7 @@ step_backend() {
 step_decode() {
   [[ -n "$DECODE_BIN" ]] || { log "qwenchat-bench not built"; return 1; }
   # shellcheck disable=SC2086
-  timeout 240 "$DECODE_BIN" --json "$OUT/decode_bench.json" --budget 170 ${QWENCHAT_DECODE_ARGS:-} > "$OUT/decode_bench.log" 2>&1
+  timeout 240 "$DECODE_BIN" --json "$OUT/decode_bench.json" --budget "${QWENCHAT_DECODE_BUDGET:-170}" ${QWENCHAT_DECODE_ARGS:-} > "$OUT/decode_bench.log" 2>&1
   local rc=$?
   [[ $rc -eq 124 ]] && log "decode bench TIMED OUT after 240 s (partial log kept)"
   grep -E "^model:|^bytes per token|^loaded" "$OUT/decode_bench.log" | head -4
