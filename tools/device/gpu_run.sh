@@ -126,7 +126,7 @@ step_backend() {
         local be=(--backend cuda)
         [[ "$args" == "--backend cpu" ]] && be=()
         # shellcheck disable=SC2086
-        timeout 60 "$CLI_BIN" "${base[@]}" --model "$m" "${be[@]}" $args > "$OUT/cli.out" 2> "$OUT/cli.err"
+        timeout 30 "$CLI_BIN" "${base[@]}" --model "$m" "${be[@]}" $args > "$OUT/cli.out" 2> "$OUT/cli.err"
         local crc=$?
         echo "[ cli      ] rc=$crc ${args:-default}: text md5 $(md5sum < "$OUT/cli.out" | cut -c1-8)" \
           "\"$(tr -c '[:print:]' '.' < "$OUT/cli.out" | cut -c1-32)\" | $(tail -n1 "$OUT/cli.err" | cut -c1-220)"
