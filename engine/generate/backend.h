@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "qwenchat/kernel_config.h"
 #include "qwenchat/result.h"
 
 namespace qc {
@@ -66,6 +67,14 @@ class Backend {
   // Per-layer L2 norm of the hidden state (residual stream) after each main layer, for the last token of
   // the last forward call. Empty when probes are off.
   virtual std::span<const float> layer_norms() const = 0;
+
+  // Kernel settings (GEMV variant, fusions, CUDA graph, probes), applied at the next forward call. The CPU
+  // backends have no kernels to switch and accept any valid config unchanged.
+  virtual Status set_kernel_config(const KernelConfig& config) {
+    const std::string bad = config.validate();
+    if (!bad.empty()) return make_error("kernel config: " + bad);
+    return Status::success();
+  }
 };
 
 }  // namespace qc

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.cuh"
 #include "gemv_q8.h"
 #include "norm_quant.h"
 
@@ -34,15 +35,7 @@ namespace {
 using qc::GemvVariant;
 using qc::gpu::GpuStatus;
 
-#define BENCH_CHECK(stmt)                                                                              \
-  do {                                                                                                 \
-    const cudaError_t e_ = (stmt);                                                                     \
-    if (e_ != cudaSuccess) {                                                                           \
-      std::fprintf(stderr, "FATAL: %s failed: %s at %s:%d\n", #stmt, cudaGetErrorString(e_), __FILE__, \
-                   __LINE__);                                                                          \
-      std::exit(1);                                                                                    \
-    }                                                                                                  \
-  } while (0)
+#define BENCH_CHECK(stmt) QC_BENCH_CHECK(stmt)
 
 using Clock = std::chrono::steady_clock;
 
@@ -52,100 +45,12 @@ struct Options {
   bool quick = false;
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-// ---- device helpers: random fill (never zeros) and the read-only stream ----
-__device__ __forceinline__ uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-__global__ void fill_bytes(uint32_t* p, size_t n_words, uint64_t seed) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n_words;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x)
-    p[i] = static_cast<uint32_t>(mix(seed + i * 0x9E3779B97F4A7C15ull)) | 0x01010101u;
-}
-// int8 weights in [-127, 127]: a byte of 0x80 (-128) is moved to -127.
-__global__ void fill_int8(int8_t* p, size_t n, uint64_t seed) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const int v = static_cast<int>(mix(seed + i) & 0xffu) - 128;
-    p[i] = static_cast<int8_t>(v < -127 ? -127 : v);
-  }
-}
-// f16 scales with magnitude in [1e-3, 2e-2] and random sign.
-__global__ void fill_scales(uint16_t* p, size_t n, uint64_t seed) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const uint64_t r = mix(seed + i);
-    const float mag = 1e-3f + 1.9e-2f * static_cast<float>(r & 0xffffu) / 65535.0f;
-    p[i] = __half_as_ushort(__float2half_rn((r >> 20) & 1 ? -mag : mag));
-  }
-}
-__global__ void fill_normal(float* p, size_t n, uint64_t seed) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const uint64_t r = mix(seed + i);
-    const float u1 = (static_cast<float>(r & 0xffffff) + 1.0f) / 16777217.0f;
-    const float u2 = static_cast<float>((r >> 24) & 0xffffff) / 16777216.0f;
-    p[i] = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
-  }
-}
-
-__device__ __forceinline__ int4 ld_stream(const int4* p) {
-  int4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(p));
-  return r;
-}
-__global__ void __launch_bounds__(512) read_stream(const int4* p, size_t n, int* sink) {
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  int acc = 0;
-  for (; i + 3 * stride < n; i += 4 * stride) {
-    const int4 a = ld_stream(p + i), b = ld_stream(p + i + stride), c = ld_stream(p + i + 2 * stride),
-               d = ld_stream(p + i + 3 * stride);
-    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
-  }
-  for (; i < n; i += stride) {
-    const int4 a = ld_stream(p + i);
-    acc ^= a.x ^ a.y ^ a.z ^ a.w;
-  }
-  if (acc == 0x7e57c0de) *sink = acc;  // keeps the loads alive
-}
-
-template <class K, class... A>
-void fill(K kernel, A... args) {
-  kernel<<<1024, 256>>>(args...);
-  BENCH_CHECK(cudaGetLastError());
-}
-
-// Median seconds of `reps` timed runs of `body` (after one warm-up), timed with events on `s`.
-double time_median(cudaStream_t s, int reps, const std::function<void()>& body) {
-  cudaEvent_t a, b;
-  BENCH_CHECK(cudaEventCreate(&a));
-  BENCH_CHECK(cudaEventCreate(&b));
-  body();
-  BENCH_CHECK(cudaStreamSynchronize(s));
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    BENCH_CHECK(cudaEventRecord(a, s));
-    body();
-    BENCH_CHECK(cudaEventRecord(b, s));
-    BENCH_CHECK(cudaEventSynchronize(b));
-    float ms = 0;
-    BENCH_CHECK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms * 1e-3);
-  }
-  BENCH_CHECK(cudaEventDestroy(a));
-  BENCH_CHECK(cudaEventDestroy(b));
-  return median(t);
-}
+// Shared with qwenchat-bench (kernels/bench/bench_util.cuh): hash fills, the read stream, event timing.
+using qc::bench::fill;
+using qc::bench::fill_int8;
+using qc::bench::fill_normal;
+using qc::bench::median;
+using qc::bench::time_median;
 
 // ---- the model's shapes and the variants ----
 struct Shape {
@@ -243,46 +148,11 @@ void Bench::device_info() {
 }
 
 void Bench::read_ceiling() {
-  size_t bytes = size_t{8} << 30;
-  void* buf = nullptr;
-  while (cudaMalloc(&buf, bytes) != cudaSuccess) {
-    (void)cudaGetLastError();
-    bytes /= 2;
-    if (bytes < (size_t{1} << 30)) {
-      std::printf("!! could not allocate 1 GiB for the read ceiling\n");
-      return;
-    }
-  }
-  if (bytes != (size_t{8} << 30))
-    std::printf("note: read buffer reduced to %.0f GiB (allocation failed)\n", bytes / 1073741824.0);
-  int* sink = nullptr;
-  BENCH_CHECK(cudaMalloc(&sink, sizeof(int)));
-  fill(fill_bytes, static_cast<uint32_t*>(buf), bytes / 4, uint64_t{1});
-  BENCH_CHECK(cudaDeviceSynchronize());
-  const int reps = opt_.quick ? 5 : 10;
-  for (int bps : {2, 4, 8, 16}) {
-    const int grid = bps * prop_.multiProcessorCount;
-    const double t = time_median(stream_, reps, [&] {
-      read_stream<<<grid, 512, 0, stream_>>>(static_cast<const int4*>(buf), bytes / 16, sink);
-    });
-    BENCH_CHECK(cudaGetLastError());
-    const double gbs = bytes / t / 1e9;
-    read_runs_.push_back({bps, gbs});
-    ceiling_gbs_ = std::max(ceiling_gbs_, gbs);
-    std::printf(
-        "read ceiling: %2d blocks x 512 threads per SM: %7.0f GB/s (%.3f ms for %.1f GiB, median of %d)\n",
-        bps, gbs, t * 1e3, bytes / 1073741824.0, reps);
-  }
-  const size_t half = bytes / 2;
-  const double t = time_median(stream_, reps, [&] {
-    BENCH_CHECK(
-        cudaMemcpyAsync(static_cast<char*>(buf) + half, buf, half, cudaMemcpyDeviceToDevice, stream_));
-  });
-  copy_gbs_ = 2.0 * half / t / 1e9;
-  std::printf("device-to-device copy of %.1f GiB: %.0f GB/s counting read + write (median of %d)\n",
-              half / 1073741824.0, copy_gbs_, reps);
-  BENCH_CHECK(cudaFree(sink));
-  BENCH_CHECK(cudaFree(buf));
+  const qc::bench::Ceilings c =
+      qc::bench::measure_ceilings(stream_, prop_.multiProcessorCount, opt_.quick ? 5 : 10);
+  read_runs_ = c.read_runs;
+  ceiling_gbs_ = c.read_gbs;
+  copy_gbs_ = c.copy_gbs;
 }
 
 GpuStatus Bench::launch(const Variant& v, const Weights& w, int copy, int m, bool pdl) {
@@ -375,7 +245,7 @@ void Bench::gemv_section() {
     if (out_of_time(s.name)) break;
     // Activations for this K (M = 4 rows; M = 1 uses the first).
     acts_.k = s.k;
-    fill(fill_normal, acts_.f32, static_cast<size_t>(4) * s.k, uint64_t{77} + s.k);
+    fill(fill_normal, acts_.f32, static_cast<size_t>(4) * s.k, uint64_t{77} + s.k, 0.0f, 1.0f);
     BENCH_CHECK(cudaDeviceSynchronize());  // the fills run on the legacy stream; stream_ does not wait for it
     qc::gpu::QuantizeArgs qa;
     qa.x = acts_.f32;
@@ -395,7 +265,7 @@ void Bench::gemv_section() {
     BENCH_CHECK(cudaMalloc(&w.q, w.q_bytes * w.copies));
     BENCH_CHECK(cudaMalloc(&w.d, w.d_count * w.copies * sizeof(uint16_t)));
     fill(fill_int8, w.q, w.q_bytes * w.copies, uint64_t{1000} + s.n);
-    fill(fill_scales, w.d, w.d_count * w.copies, uint64_t{2000} + s.n);
+    fill(qc::bench::fill_scales, w.d, w.d_count * w.copies, uint64_t{2000} + s.n, 1e-3f, 2e-2f);
     BENCH_CHECK(cudaDeviceSynchronize());
     std::printf("\n== %s: K=%d -> N=%d, %.1f MB of weights, %d copies rotated ==\n", s.name, s.k, s.n,
                 w.bytes() / 1e6, w.copies);
