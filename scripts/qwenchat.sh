@@ -46,7 +46,9 @@ case "$cmd" in
     ;;
   test)
     install_missing
-    configure_build "$BUILD"
+    # The test build compiles every .cu file for one architecture (sm_90, the card we measure on): that is
+    # what proves they compile, at a quarter of the time of the default four-architecture list.
+    configure_build "$BUILD" -DCMAKE_CUDA_ARCHITECTURES="${QWENCHAT_CUDA_ARCHITECTURES:-90}"
     (cd "$BUILD" && ctest --output-on-failure -j "$JOBS" --timeout 1500)
     # Second build: clang + AddressSanitizer/UBSan for every parser of outside files, plus the bounded
     # libFuzzer run of the GGUF reader. GPU and GUI parts are off there (they have their own suites above).

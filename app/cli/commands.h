@@ -21,6 +21,8 @@ Status cmd_import(int argc, char** argv);  // cmd_export.cpp: our JSON export ba
 // Options every engine-using command shares: --model, --backend, --ctx, --threads.
 std::vector<app::OptionSpec> engine_option_specs();
 Result<EngineOptions> engine_options(const app::Args& args);
+// --gemv, --splitk, --graph, --fuse, --pdl, --probes into a validated KernelConfig.
+Result<KernelConfig> kernel_config(const app::Args& args);
 // The model path: --model, else the default model that ships with the app.
 Result<std::string> model_path(const app::Args& args);
 // Parses the options and prints usage for --help (returns an empty optional result then).

@@ -12,7 +12,45 @@ std::vector<app::OptionSpec> engine_option_specs() {
       {"backend", true, "cpu (f32, default), cpu-f64 (the double-precision oracle) or cuda"},
       {"ctx", true, "context length to allocate (default 4096)"},
       {"threads", true, "CPU threads (default: all cores)"},
+      {"gemv", true, "cuda: Q8_0 GEMV variant: " + gemv_variant_list() + " (default tile)"},
+      {"splitk", true, "cuda: K chunks of the sk variant, 2..16 (default 4)"},
+      {"graph", true, "cuda: on|off: replay each decode step as one captured CUDA graph (default on)"},
+      {"fuse", true, "cuda: on|off: fused norm+quantise and gate+up+SwiGLU kernels (default on)"},
+      {"pdl", true, "cuda: on|off: programmatic dependent launch on Hopper (default on)"},
+      {"probes", true, "on|off: per-layer hidden-state L2 norms (default off)"},
   };
+}
+
+namespace {
+
+Result<bool> on_off(const app::Args& args, const std::string& name, bool fallback) {
+  const auto v = args.get(name);
+  if (!v) return fallback;
+  if (*v == "on") return true;
+  if (*v == "off") return false;
+  return make_error("--" + name + ": expected on or off, got \"" + *v + "\"");
+}
+
+}  // namespace
+
+Result<KernelConfig> kernel_config(const app::Args& args) {
+  KernelConfig k;
+  if (const auto g = args.get("gemv")) {
+    const auto v = parse_gemv_variant(*g);
+    if (!v)
+      return make_error("--gemv: unknown variant \"" + *g + "\": expected one of " + gemv_variant_list());
+    k.gemv = *v;
+  }
+  QC_ASSIGN(const long long sk, args.get_int("splitk", k.split_k, 2, 16));
+  k.split_k = static_cast<int>(sk);
+  QC_ASSIGN(k.cuda_graph, on_off(args, "graph", k.cuda_graph));
+  QC_ASSIGN(const bool fuse, on_off(args, "fuse", true));
+  k.fuse_residual_norm_quant = fuse;
+  k.fuse_gate_up = fuse;
+  QC_ASSIGN(k.programmatic_launch, on_off(args, "pdl", k.programmatic_launch));
+  QC_ASSIGN(k.probes, on_off(args, "probes", false));
+  if (const std::string bad = k.validate(); !bad.empty()) return make_error("kernel config: " + bad);
+  return k;
 }
 
 Result<std::string> model_path(const app::Args& args) {
@@ -28,6 +66,16 @@ Result<EngineOptions> engine_options(const app::Args& args) {
   QC_ASSIGN(const long long threads, args.get_int("threads", 0, 0, 1024));
   o.n_ctx = static_cast<int>(ctx);
   o.n_threads = static_cast<int>(threads);
+  QC_ASSIGN(o.kernels, kernel_config(args));
+  o.probes = o.kernels.probes;
+  if (o.backend == BackendKind::kCuda) {
+    o.load_progress = [last = -10](uint64_t done, uint64_t total, const std::string&) mutable {
+      const int pct = total ? static_cast<int>(100 * done / total) : 100;
+      if (pct / 10 == last / 10) return;  // one line update per 10%
+      last = pct;
+      std::fprintf(stderr, "\rloading weights to the GPU: %3d%%%s", pct, pct == 100 ? "\n" : "");
+    };
+  }
   return o;
 }
 

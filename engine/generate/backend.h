@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "qwenchat/kernel_config.h"
 #include "qwenchat/result.h"
 
 namespace qc {
@@ -45,6 +46,7 @@ class Backend {
   virtual const ModelConfig& config() const = 0;
   virtual int n_ctx() const = 0;     // positions the KV cache holds
   virtual int position() const = 0;  // tokens already processed (next token's position)
+  virtual int max_batch() const = 0;  // most tokens one forward() call takes (prompts go in chunks)
 
   virtual void reset() = 0;  // empty context
   // Runs tokens at positions pos .. pos+n-1. pos must equal position() (the recurrent state has no
@@ -65,6 +67,14 @@ class Backend {
   // Per-layer L2 norm of the hidden state (residual stream) after each main layer, for the last token of
   // the last forward call. Empty when probes are off.
   virtual std::span<const float> layer_norms() const = 0;
+
+  // Kernel settings (GEMV variant, fusions, CUDA graph, probes), applied at the next forward call. The CPU
+  // backends have no kernels to switch and accept any valid config unchanged.
+  virtual Status set_kernel_config(const KernelConfig& config) {
+    const std::string bad = config.validate();
+    if (!bad.empty()) return make_error("kernel config: " + bad);
+    return Status::success();
+  }
 };
 
 }  // namespace qc

@@ -193,12 +193,13 @@ Status Generator::prefill(Run& run) {
   if (run.use_mtp && run.start > 0 && last_hidden_pos_ == run.start - 1 && last_hidden_.size() == e)
     QC_TRY(fill_mtp(run, prompt[0], last_hidden_, run.start - 1));  // entry start-1: (prompt[0], h_{start-1})
   last_hidden_pos_ = -1;
-  for (int c0 = 0; c0 < n; c0 += options_.prefill_chunk) {
+  const int chunk = prefill_chunk();
+  for (int c0 = 0; c0 < n; c0 += chunk) {
     if (c0 > 0 && cancelled(run)) {
       run.stop(StopReason::cancelled);
       return Status::success();
     }
-    const int len = std::min(options_.prefill_chunk, n - c0);
+    const int len = std::min(chunk, n - c0);
     QC_ASSIGN(const StepOutput out, backend_.forward(std::span<const int32_t>(prompt).subspan(
                                                          static_cast<size_t>(c0), static_cast<size_t>(len)),
                                                      run.start + c0));
@@ -344,7 +345,7 @@ Result<GenerateResult> Generator::generate(const GenerateRequest& request, const
     run.res.note = "MTP requested but the model has no MTP block: decoding without speculation";
   if (request.penalize_prompt)
     for (const int32_t t : request.prompt) run.sampler.accept(t);
-  const size_t rows = static_cast<size_t>(std::max(options_.prefill_chunk, kMaxDraftLen + 1));
+  const size_t rows = static_cast<size_t>(std::max(prefill_chunk(), kMaxDraftLen + 1));
   run.first_row.resize(static_cast<size_t>(run.n_vocab));
   run.last_row.resize(static_cast<size_t>(run.n_vocab));
   run.hidden.resize(rows * static_cast<size_t>(run.n_embd));

@@ -10,6 +10,7 @@
 // leaves only the chunks that ran; after StopReason::error the state is unspecified: reset it.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -87,7 +88,7 @@ struct TokenText {
 };
 
 struct GeneratorOptions {
-  int prefill_chunk = 64;  // prompt tokens per forward pass (>= 1): bounds the backend's scratch
+  int prefill_chunk = 64;  // prompt tokens per forward pass (>= 1), capped by backend.max_batch()
 };
 
 class Generator {
@@ -108,6 +109,8 @@ class Generator {
   Status fill_mtp(Run& run, int32_t token, std::span<const float> hidden, int pos);
   void emit(Run& run, int32_t token, std::span<const float> logits_row);
   bool cancelled(const Run& run) const;
+  // Prompt tokens per forward pass: the option, capped by what the backend takes in one call.
+  int prefill_chunk() const { return std::max(1, std::min(options_.prefill_chunk, backend_.max_batch())); }
 
   Backend& backend_;
   TokenText text_;

@@ -12,10 +12,13 @@
 #include "gguf/types.h"
 #include "model/presets.h"
 #include "model/quant.h"
+#include "model/qwen35_layout.h"
 #include "qwenchat/result.h"
 
 namespace qc {
-namespace gguf { class Writer; }
+namespace gguf {
+class Writer;
+}
 
 struct SyntheticModelOptions {
   ModelShape shape;
@@ -29,7 +32,6 @@ struct SyntheticModelOptions {
 
 Status write_synthetic_model(const SyntheticModelOptions& opts);
 
-// The qwen35.* metadata for a shape (exposed for tests of the config reader).
-std::vector<gguf::KeyValue> qwen35_metadata(const ModelShape& shape, DType weight_type);
+// qwen35_metadata() and the tensor list live in model/qwen35_layout.h (shared with the HF importer).
 
 }  // namespace qc

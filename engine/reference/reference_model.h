@@ -31,6 +31,7 @@ class ReferenceModel final : public Backend {
   const ModelConfig& config() const override { return config_; }
   int n_ctx() const override { return n_ctx_; }
   int position() const override { return pos_; }
+  int max_batch() const override { return options_.max_batch; }
   void reset() override;
   Result<StepOutput> forward(std::span<const int32_t> tokens, int pos) override;
   bool has_mtp() const override { return mtp_ != nullptr; }

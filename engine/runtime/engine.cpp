@@ -3,6 +3,9 @@
 #include <algorithm>
 
 #include "reference/reference_backend.h"
+#ifdef QWENCHAT_HAVE_CUDA_BACKEND
+#include "cuda/make_cuda_backend.h"
+#endif
 
 namespace qc {
 
@@ -45,9 +48,18 @@ Result<std::unique_ptr<Backend>> make_backend(BackendKind kind, const Model& mod
       o.probes = options.probes;
       return make_reference_backend(c, model.weights(), o);
     }
-    case BackendKind::kCuda:
-      return make_error("the CUDA backend is not available in this build",
-                        cuda_backend_compiled() ? "no CUDA device was found" : "rebuild with nvcc installed");
+    case BackendKind::kCuda: {
+#ifdef QWENCHAT_HAVE_CUDA_BACKEND
+      CudaLoadOptions o;
+      o.n_ctx = n_ctx;
+      o.kernels = options.kernels;
+      o.probes = options.probes;
+      o.progress = options.load_progress;
+      return make_cuda_backend(c, model.weights(), o);
+#else
+      return make_error("the CUDA backend is not available in this build", "rebuild with nvcc installed");
+#endif
+    }
   }
   return make_error("unknown backend kind");
 }

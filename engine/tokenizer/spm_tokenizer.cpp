@@ -2,6 +2,7 @@
 // unigram) and its normalizer; we add the special-token split, the lossy UTF-8 rule and token bytes.
 #include <sentencepiece_processor.h>
 
+#include <exception>
 #include <fstream>
 #include <sstream>
 
@@ -55,8 +56,23 @@ class SpmTokenizer final : public Tokenizer {
 
 Result<std::unique_ptr<Tokenizer>> SpmTokenizer::create(const std::string& proto, const SpmVocab& info,
                                                         const std::string& source) {
+  // libsentencepiece keeps pieces in a trie of C strings: a NUL byte cuts the key, and a piece starting
+  // with one makes the trie builder throw (Darts "zero-length key", found by spm_model_fuzz), which
+  // would end the program. Such pieces cannot be matched anyway, so the model is refused.
+  for (size_t i = 0; i < info.pieces.size(); ++i) {
+    if (info.pieces[i].find('\0') != std::string::npos) {
+      return make_error(source + ": piece " + std::to_string(i) +
+                        " contains a NUL byte, which SentencePiece cannot store");
+    }
+  }
   auto t = std::make_unique<SpmTokenizer>();
-  const auto st = t->sp_.LoadFromSerializedProto(proto);
+  // The library reports errors as statuses but its bundled containers throw; nothing may escape.
+  sentencepiece::util::Status st;
+  try {
+    st = t->sp_.LoadFromSerializedProto(proto);
+  } catch (const std::exception& e) {
+    return make_error(source + ": libsentencepiece failed on the model: " + e.what());
+  }
   if (!st.ok()) return make_error(source + ": libsentencepiece refused the model: " + st.ToString());
   const int n = t->sp_.GetPieceSize();
   if (n != static_cast<int>(info.pieces.size())) {
@@ -116,7 +132,12 @@ Result<std::vector<int32_t>> SpmTokenizer::encode(std::string_view input, bool p
     // Each text piece is encoded on its own and so gets the dummy prefix, as llama.cpp does for the
     // text after a special token.
     ids.clear();
-    const auto st = sp_.Encode(p.text, &ids);
+    sentencepiece::util::Status st;
+    try {
+      st = sp_.Encode(p.text, &ids);
+    } catch (const std::exception& e) {
+      return make_error(std::string("sentencepiece encode failed: ") + e.what());
+    }
     if (!st.ok()) return make_error("sentencepiece encode failed: " + st.ToString());
     out.insert(out.end(), ids.begin(), ids.end());
   }

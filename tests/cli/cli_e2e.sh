@@ -45,6 +45,9 @@ check "MTP acceptance reported" grep -q "mtp_accept=" <(tail -n1 "$T/m.err")
 "$CLI" generate --model "$T/tiny.gguf" --prompt "What is 2+2?" --chat --max-tokens 8 > /dev/null 2> "$T/chat.err"
 check "generate --chat" test $? -eq 0
 
+"$CLI" generate --model "$T/tiny.gguf" --prompt "$(printf 'a longer prompt than one forward call takes %.0s' $(seq 1 12))" --max-tokens 4 > /dev/null 2> "$T/long.err"
+check "a prompt longer than the backend's batch is chunked" grep -q "stop=max_tokens" <(tail -n1 "$T/long.err")
+
 "$CLI" tokenize --model "$T/tiny.gguf" --text "Hello world" > "$T/tok.json"
 check "tokenize prints a JSON array" grep -Eq '^\[[0-9]+(,[0-9]+)*\]$' "$T/tok.json"
 printf '"Hello world"\n"second line"\n' > "$T/cases.jsonl"

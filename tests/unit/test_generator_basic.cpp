@@ -317,3 +317,24 @@ TEST(GeneratorBasic, SampledRunsAreDeterministicPerSeed) {
 
 }  // namespace
 }  // namespace qc
+
+namespace qc {
+namespace {
+
+// A prompt longer than the backend takes in one call is fed in chunks of backend.max_batch(), whatever
+// the generator's own chunk option says (the reference backend takes 32 tokens per call).
+TEST(GeneratorBasic, PromptIsChunkedToTheBackendsMaxBatch) {
+  testing::FakeOptions o;
+  o.max_batch = 4;
+  FakeBackend b(o);
+  Generator g(b, testing::fake_text(), GeneratorOptions{64});
+  const auto prompt = make_prompt(10, 48);
+  auto r = g.generate(greedy_request(prompt, 5));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->stop_reason, StopReason::max_tokens);
+  EXPECT_EQ(r->tokens, simulate_greedy(b, prompt, 5));
+  EXPECT_EQ(r->stats.forward_passes, 3 + 4);  // ceil(10 / 4) prefill chunks + 4 decode steps
+}
+
+}  // namespace
+}  // namespace qc

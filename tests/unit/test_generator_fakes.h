@@ -41,6 +41,7 @@ struct FakeOptions {
   // rows are pseudo-random functions of the state.
   std::function<int32_t(int)> script;
   int fail_on_forward_call = -1;  // 1-based forward() call that returns an error, -1 = never
+  int max_batch = 1 << 20;        // most tokens one forward() takes (the generator must chunk to it)
   bool nan_logits = false;
 };
 
@@ -71,6 +72,7 @@ class FakeBackend : public Backend {
   const ModelConfig& config() const override { return cfg_; }
   int n_ctx() const override { return o_.n_ctx; }
   int position() const override { return pos_; }
+  int max_batch() const override { return o_.max_batch; }
   void reset() override {
     pos_ = 0;
     h_ = kInitialState;
@@ -108,6 +110,7 @@ class FakeBackend : public Backend {
     if (pos != pos_)
       return make_error("fake forward: pos " + std::to_string(pos) + " != " + std::to_string(pos_));
     if (pos + static_cast<int>(tokens.size()) > o_.n_ctx) return make_error("fake forward: context full");
+    if (static_cast<int>(tokens.size()) > o_.max_batch) return make_error("fake forward: more than max_batch tokens");
     const size_t n = tokens.size(), v = static_cast<size_t>(o_.n_vocab);
     logits_.assign(n * v, 0.0f);
     hidden_.assign(n * kEmbd, 0.0f);

@@ -2,12 +2,15 @@
 // An object, not a global: the GUI's worker owns one and can replace it at run time.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "generate/backend.h"
 #include "model/model.h"
+#include "qwenchat/kernel_config.h"
 #include "qwenchat/result.h"
 #include "tokenizer/tokenizer.h"
 
@@ -24,6 +27,9 @@ struct EngineOptions {
   int n_ctx = 4096;       // positions of context the backend allocates (clamped to the model's training context)
   int n_threads = 0;      // CPU backend threads; 0 = all cores
   bool probes = false;    // per-layer hidden-state L2 norms
+  KernelConfig kernels;   // CUDA backend: GEMV variant, fusions, graph, PDL (the CPU backends ignore it)
+  // Weight upload progress of the CUDA backend (bytes done, total, tensor name); may be empty.
+  std::function<void(uint64_t done, uint64_t total, const std::string& tensor)> load_progress;
 };
 
 class Engine {

@@ -1,0 +1,489 @@
+// qwenchat-bench: whole-token decode speed of the CUDA backend against the bandwidth floor measured in the
+// same run (design PERFORMANCE.md "Method").
+//
+//   qwenchat-bench [--preset 27b | --model FILE] [--json PATH] [--variants tile,hu,...]
+//                  [--contexts 0,4096,32768] [--tokens 32] [--budget 200] [--quick]
+//
+// 1. Ceilings: read-only stream and device-to-device copy (kernels/bench/bench_util.cuh).
+// 2. The model: a preset's real shapes with Q8_0 weights generated in GPU memory (random_weights.h), or a
+//    GGUF file uploaded like the app does.
+// 3. Per GEMV variant and context (KV caches and GDN states filled with random data, position set): the
+//    device time of one decode step (the captured graph replayed back to back) and the time of a whole
+//    forward() call as the generator sees it (token upload, graph, logits copy, synchronisation).
+//    Bytes per token = weights + KV cache read; the floor = bytes / read ceiling; ratio = floor / time.
+// 4. The default variant: kernel boundaries per token (kernel nodes of the graph), the per-kernel time
+//    breakdown (events around every call in an eager pass), graph / PDL / fusion switched off one at a
+//    time, and the MTP-style pass of M = 1..4 tokens in one weight pass.
+// A compact table comes last; --json writes everything.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "common/args.h"
+#include "cuda/cuda_backend.h"
+#include "device_fill.h"
+#include "gguf/reader.h"
+#include "gguf/writer.h"
+#include "model/model.h"
+#include "model/presets.h"
+#include "model/synthetic.h"
+#include "random_weights.h"
+
+namespace {
+
+using qc::GemvVariant;
+using qc::KernelConfig;
+using qc::Result;
+using qc::Status;
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+struct Options {
+  std::string preset = "27b";
+  std::string model;
+  std::string json_path;
+  std::vector<GemvVariant> variants;
+  std::vector<int> contexts = {0, 4096, 32768};
+  int tokens = 32;
+  double budget_s = 200.0;
+  bool quick = false;
+};
+
+const std::vector<qc::app::OptionSpec> kSpecs = {
+    {"preset", true, "model shapes with weights generated on the GPU (default 27b)"},
+    {"model", true, "a GGUF file instead of a preset"},
+    {"json", true, "write the results as JSON here"},
+    {"variants", true, "comma-separated GEMV variants (default: all)"},
+    {"contexts", true, "comma-separated context lengths (default 0,4096,32768)"},
+    {"tokens", true, "tokens per measurement (default 32)"},
+    {"budget", true, "seconds after which the remaining measurements are skipped (default 200)"},
+    {"quick", false, "fewer repetitions"},
+    {"help", false, "this text"},
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+Result<Options> parse(int argc, char** argv, bool* help) {
+  QC_ASSIGN(const qc::app::Args a, qc::app::Args::parse(argc, argv, 1, kSpecs));
+  *help = a.has("help");
+  Options o;
+  o.preset = a.get_or("preset", o.preset);
+  o.model = a.get_or("model", "");
+  o.json_path = a.get_or("json", "");
+  if (const auto v = a.get("variants")) {
+    for (const std::string& name : split(*v)) {
+      const auto g = qc::parse_gemv_variant(name);
+      if (!g)
+        return qc::make_error("--variants: unknown \"" + name + "\": expected " + qc::gemv_variant_list());
+      o.variants.push_back(*g);
+    }
+  } else {
+    for (int i = 0; i < qc::kGemvVariantCount; ++i) o.variants.push_back(static_cast<GemvVariant>(i));
+  }
+  if (const auto c = a.get("contexts")) {
+    o.contexts.clear();
+    for (const std::string& x : split(*c)) o.contexts.push_back(std::max(0, std::atoi(x.c_str())));
+  }
+  QC_ASSIGN(const long long t, a.get_int("tokens", o.tokens, 1, 4096));
+  o.tokens = static_cast<int>(t);
+  QC_ASSIGN(o.budget_s, a.get_double("budget", o.budget_s, 1.0, 1e5));
+  o.quick = a.has("quick");
+  if (o.quick) o.tokens = std::min(o.tokens, 8);
+  return o;
+}
+
+// The config reader applied to the metadata a preset's file would carry (a tensor-less GGUF in /tmp).
+Result<qc::ModelConfig> preset_config(const qc::ModelShape& shape) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("qwenchat-bench-" + std::to_string(::getpid()) + ".gguf"))
+          .string();
+  qc::gguf::Writer w;
+  for (qc::gguf::KeyValue& kv : qc::qwen35_metadata(shape, qc::DType::kQ8_0))
+    w.set(std::move(kv.key), std::move(kv.value));
+  QC_TRY(w.begin(path));
+  QC_TRY(w.finish());
+  auto file = qc::gguf::File::open(path);
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  if (!file.ok()) return file.error();
+  QC_ASSIGN(qc::ModelConfig c, qc::read_config(**file));
+  c.n_vocab = shape.n_vocab;
+  return c;
+}
+
+struct Row {
+  std::string variant;
+  int ctx = 0;
+  int kernels = 0;
+  double device_s = 0.0, forward_s = 0.0;
+  double weight_bytes = 0.0, kv_bytes = 0.0, state_bytes = 0.0;
+  double floor_s = 0.0;  // (weights + KV) / read ceiling
+  std::string error;
+};
+
+class Bench {
+ public:
+  explicit Bench(Options o) : opt_(std::move(o)), t0_(Clock::now()) {}
+  int run();
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
+  bool out_of_time(const std::string& what) {
+    if (elapsed() < opt_.budget_s) return false;
+    if (!budget_note_)
+      std::printf("!! time budget of %.0f s reached: skipping the rest (first: %s)\n", opt_.budget_s,
+                  what.c_str());
+    budget_note_ = true;
+    return true;
+  }
+  Status build_model();
+  Result<double> forward_seconds(int ctx, int n);
+  void measure_variants();
+  void measure_default();
+  void print_table();
+  void write_json();
+
+  Options opt_;
+  Clock::time_point t0_;
+  bool budget_note_ = false;
+  cudaStream_t stream_ = nullptr;
+  std::string device_;
+  int sms_ = 0;
+  qc::bench_app::CeilingResult ceil_;
+  std::unique_ptr<qc::Model> file_model_;
+  std::unique_ptr<qc::cuda::CudaBackend> be_;
+  std::string model_desc_;
+  double load_s_ = 0.0;
+  std::vector<Row> rows_;
+  json extra_ = json::object();
+};
+
+Status Bench::build_model() {
+  const int max_ctx = *std::max_element(opt_.contexts.begin(), opt_.contexts.end());
+  qc::cuda::CudaBackendOptions bo;
+  bo.n_ctx = max_ctx + opt_.tokens + 64;
+  bo.max_batch = 4;
+  const auto t = Clock::now();
+  if (!opt_.model.empty()) {
+    QC_ASSIGN(file_model_, qc::Model::load(opt_.model));
+    const qc::ModelConfig& c = file_model_->config();
+    if (c.n_ctx_train > 0) bo.n_ctx = std::min(bo.n_ctx, c.n_ctx_train);
+    bo.progress = [last = -10](uint64_t done, uint64_t total, const std::string&) mutable {
+      const int pct = total ? static_cast<int>(100 * done / total) : 100;
+      if (pct / 10 == last / 10) return;
+      last = pct;
+      std::printf("  upload %3d%%\n", pct);
+    };
+    QC_ASSIGN(be_, qc::cuda::CudaBackend::create(c, file_model_->weights(), bo));
+    model_desc_ = opt_.model + ": " + c.summary();
+  } else {
+    QC_ASSIGN(const qc::ModelShape shape, qc::preset_shape(opt_.preset));
+    QC_ASSIGN(const qc::ModelConfig c, preset_config(shape));
+    const qc::ModelWeights described =
+        qc::cuda::describe_generated_weights(c, qc::DType::kQ8_0, shape.tied_embeddings);
+    qc::bench_app::RandomWeights source(20261202);
+    QC_ASSIGN(be_, qc::cuda::CudaBackend::create_generated(c, described, source, bo));
+    model_desc_ = "preset " + opt_.preset + " (Q8_0 weights generated on the GPU): " + c.summary();
+  }
+  load_s_ = std::chrono::duration<double>(Clock::now() - t).count();
+  QC_TRY(qc::bench_app::fill_state_random(be_->state_regions(), 7, stream_));
+  return Status::success();
+}
+
+// Seconds per token of n single-token forward() calls from position ctx (what the generator pays).
+Result<double> Bench::forward_seconds(int ctx, int n) {
+  QC_TRY(be_->set_position_unchecked(ctx));
+  const int V = be_->config().n_vocab;
+  std::vector<int32_t> tok(1);
+  tok[0] = 11 % V;
+  if (auto w = be_->forward(tok, ctx); !w.ok()) return w.error();  // warm-up
+  QC_TRY(be_->set_position_unchecked(ctx));
+  const auto t = Clock::now();
+  for (int i = 0; i < n; ++i) {
+    tok[0] = (1 + 7919 * i) % V;
+    auto r = be_->forward(tok, ctx + i);
+    if (!r.ok()) return r.error();
+  }
+  return std::chrono::duration<double>(Clock::now() - t).count() / n;
+}
+
+void Bench::measure_variants() {
+  const double W = static_cast<double>(be_->weight_bytes_per_token());
+  const double S = static_cast<double>(be_->recurrent_bytes_per_step());
+  std::printf(
+      "\n== decode, one token per step: device time (graph replayed back to back) and forward() time ==\n");
+  std::printf("%-8s %6s %7s %10s %10s %9s %9s %8s %9s %9s\n", "variant", "ctx", "kernels", "device ms",
+              "fwd ms", "tok/s", "dev tok/s", "GB/s", "floor", "% floor");
+  for (GemvVariant v : opt_.variants) {
+    KernelConfig k;
+    k.gemv = v;
+    if (!be_->set_kernel_config(k).ok()) continue;
+    int nodes = 0;
+    if (be_->set_position_unchecked(0).ok()) {
+      auto n = be_->graph_kernel_nodes(1);
+      nodes = n.ok() ? *n : -1;
+    }
+    for (int ctx : opt_.contexts) {
+      if (out_of_time(std::string(qc::gemv_variant_name(v)) + " ctx " + std::to_string(ctx))) return;
+      Row r;
+      r.variant = qc::gemv_variant_name(v);
+      r.ctx = ctx;
+      r.kernels = nodes;
+      r.weight_bytes = W;
+      r.kv_bytes = static_cast<double>(be_->kv_bytes_per_token(ctx + opt_.tokens / 2));
+      r.state_bytes = S;
+      r.floor_s = (r.weight_bytes + r.kv_bytes) / (ceil_.read_gbs * 1e9);
+      Status st = be_->set_position_unchecked(ctx);
+      if (st.ok()) {
+        auto d = be_->time_steps(1, opt_.tokens, opt_.quick ? 1 : 3);
+        if (d.ok())
+          r.device_s = *d;
+        else
+          r.error = d.error().describe();
+      } else {
+        r.error = st.error().describe();
+      }
+      if (r.error.empty()) {
+        auto f = forward_seconds(ctx, opt_.tokens);
+        if (f.ok())
+          r.forward_s = *f;
+        else
+          r.error = f.error().describe();
+      }
+      if (r.error.empty())
+        std::printf("%-8s %6d %7d %10.3f %10.3f %9.1f %9.1f %8.0f %7.3fms %8.1f%%\n", r.variant.c_str(), ctx,
+                    r.kernels, r.device_s * 1e3, r.forward_s * 1e3, 1.0 / r.forward_s, 1.0 / r.device_s,
+                    (r.weight_bytes + r.kv_bytes) / r.device_s / 1e9, r.floor_s * 1e3,
+                    100.0 * r.floor_s / r.device_s);
+      else
+        std::printf("%-8s %6d ERROR %s\n", r.variant.c_str(), ctx, r.error.c_str());
+      rows_.push_back(r);
+    }
+  }
+}
+
+void Bench::measure_default() {
+  const KernelConfig base;  // tile, fused, graph, PDL
+  const double W = static_cast<double>(be_->weight_bytes_per_token());
+  // Per-kernel breakdown of one eager step (events around every call).
+  json breakdown = json::array();
+  for (int ctx : {opt_.contexts.front(), opt_.contexts.back()}) {
+    if (out_of_time("breakdown")) break;
+    if (!be_->set_kernel_config(base).ok() || !be_->set_position_unchecked(ctx).ok()) break;
+    auto e = be_->profile_step(1);
+    if (!e.ok()) {
+      std::printf("!! breakdown: %s\n", e.error().describe().c_str());
+      break;
+    }
+    auto entries = *e;
+    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.ms > b.ms; });
+    double total = 0.0;
+    for (const auto& x : entries) total += x.ms;
+    std::printf(
+        "\n== per-call time of one eager decode step (tile, ctx %d; events around every call break the\n"
+        "   PDL overlap, so the sum exceeds the graph's time) ==\n",
+        ctx);
+    json list = json::array();
+    for (const auto& x : entries) {
+      std::printf("  %-18s %8.3f ms %5.1f%%  %4d calls  %7.2f us/call\n", x.label.c_str(), x.ms,
+                  100.0 * x.ms / total, x.calls, 1e3 * x.ms / std::max(x.calls, 1));
+      list.push_back({{"label", x.label}, {"ms", x.ms}, {"calls", x.calls}});
+    }
+    std::printf("  %-18s %8.3f ms\n", "sum", total);
+    breakdown.push_back({{"ctx", ctx}, {"sum_ms", total}, {"calls", list}});
+  }
+  extra_["breakdown"] = breakdown;
+
+  // The switches, one at a time, at the first context.
+  struct Alt {
+    const char* label;
+    KernelConfig k;
+  };
+  std::vector<Alt> alts = {{"default (graph, PDL, fused)", base}};
+  KernelConfig k = base;
+  k.programmatic_launch = false;
+  alts.push_back({"no PDL", k});
+  k = base;
+  k.cuda_graph = false;
+  alts.push_back({"no graph (eager launches)", k});
+  k = base;
+  k.fuse_gate_up = false;
+  alts.push_back({"gate+up unfused", k});
+  k = base;
+  k.fuse_residual_norm_quant = false;
+  alts.push_back({"norm+quantise unfused", k});
+  std::printf("\n== switches (tile, ctx %d, device time per token) ==\n", opt_.contexts.front());
+  json sw = json::array();
+  for (const Alt& a : alts) {
+    if (out_of_time(a.label)) break;
+    if (!be_->set_kernel_config(a.k).ok() || !be_->set_position_unchecked(opt_.contexts.front()).ok()) break;
+    auto n = be_->graph_kernel_nodes(1);
+    auto t = be_->time_steps(1, opt_.tokens, opt_.quick ? 1 : 3);
+    if (!t.ok()) {
+      std::printf("  %-30s ERROR %s\n", a.label, t.error().describe().c_str());
+      continue;
+    }
+    std::printf("  %-30s %8.3f ms  %5d kernels  %6.1f tok/s\n", a.label, *t * 1e3, n.ok() ? *n : -1,
+                1.0 / *t);
+    sw.push_back({{"config", a.label}, {"ms", *t * 1e3}, {"kernels", n.ok() ? *n : -1}});
+  }
+  extra_["switches"] = sw;
+
+  // MTP-style verification: M tokens in one weight pass.
+  std::printf("\n== M tokens in one weight pass (MTP verification), tile ==\n");
+  json mt = json::array();
+  for (int ctx : {opt_.contexts.front(), opt_.contexts.back()}) {
+    double t1 = 0.0;
+    for (int m = 1; m <= 4; ++m) {
+      if (out_of_time("mtp passes")) break;
+      if (!be_->set_kernel_config(base).ok() || !be_->set_position_unchecked(ctx).ok()) break;
+      auto t = be_->time_steps(m, opt_.tokens, opt_.quick ? 1 : 3);
+      if (!t.ok()) {
+        std::printf("  M=%d ERROR %s\n", m, t.error().describe().c_str());
+        break;
+      }
+      if (m == 1) t1 = *t;
+      std::printf("  ctx %6d M=%d %8.3f ms per pass (%.2fx of M=1; %.3f ms per token)\n", ctx, m, *t * 1e3,
+                  *t / t1, *t * 1e3 / m);
+      mt.push_back({{"ctx", ctx}, {"m", m}, {"ms", *t * 1e3}, {"x_of_m1", *t / t1}});
+    }
+  }
+  extra_["mtp_passes"] = mt;
+  extra_["weight_bytes_per_token"] = W;
+}
+
+void Bench::print_table() {
+  std::printf(
+      "\n==== summary: %s, read ceiling %.0f GB/s, copy %.0f GB/s; decode tok/s (forward() calls) and %% of "
+      "the floor (device time) ====\n",
+      device_.c_str(), ceil_.read_gbs, ceil_.copy_gbs);
+  std::printf("model: %s\n", model_desc_.c_str());
+  std::printf("weights read per token %.2f GB; floor at the ceiling %.1f tok/s (ctx 0)\n",
+              be_->weight_bytes_per_token() / 1e9, ceil_.read_gbs * 1e9 / be_->weight_bytes_per_token());
+  std::printf("%-8s %7s", "variant", "kernels");
+  for (int ctx : opt_.contexts) std::printf("  %17s", ("ctx " + std::to_string(ctx)).c_str());
+  std::printf("\n");
+  for (GemvVariant v : opt_.variants) {
+    const std::string name = qc::gemv_variant_name(v);
+    bool any = false;
+    for (const Row& r : rows_) any = any || r.variant == name;
+    if (!any) continue;
+    int kernels = 0;
+    for (const Row& r : rows_)
+      if (r.variant == name) kernels = r.kernels;
+    std::printf("%-8s %7d", name.c_str(), kernels);
+    for (int ctx : opt_.contexts) {
+      const Row* row = nullptr;
+      for (const Row& r : rows_)
+        if (r.variant == name && r.ctx == ctx && r.error.empty()) row = &r;
+      if (row)
+        std::printf("  %6.1f tok/s %3.0f%%", 1.0 / row->forward_s, 100.0 * row->floor_s / row->device_s);
+      else
+        std::printf("  %17s", "-");
+    }
+    std::printf("\n");
+  }
+  std::printf("total bench time %.1f s (model load %.1f s)\n", elapsed(), load_s_);
+}
+
+void Bench::write_json() {
+  if (opt_.json_path.empty()) return;
+  json j;
+  j["device"] = device_;
+  j["read_ceiling_gbs"] = ceil_.read_gbs;
+  j["copy_gbs"] = ceil_.copy_gbs;
+  j["model"] = model_desc_;
+  j["load_seconds"] = load_s_;
+  j["memory"] = be_->memory().describe();
+  json rows = json::array();
+  for (const Row& r : rows_)
+    rows.push_back({{"variant", r.variant},
+                    {"ctx", r.ctx},
+                    {"kernels_per_token", r.kernels},
+                    {"device_ms", r.device_s * 1e3},
+                    {"forward_ms", r.forward_s * 1e3},
+                    {"tok_per_s", r.forward_s > 0 ? 1.0 / r.forward_s : 0.0},
+                    {"device_tok_per_s", r.device_s > 0 ? 1.0 / r.device_s : 0.0},
+                    {"weight_bytes", r.weight_bytes},
+                    {"kv_bytes", r.kv_bytes},
+                    {"state_bytes", r.state_bytes},
+                    {"floor_ms", r.floor_s * 1e3},
+                    {"pct_of_floor_device", r.device_s > 0 ? 100.0 * r.floor_s / r.device_s : 0.0},
+                    {"pct_of_floor_forward", r.forward_s > 0 ? 100.0 * r.floor_s / r.forward_s : 0.0},
+                    {"error", r.error}});
+  j["decode"] = rows;
+  for (auto& [key, value] : extra_.items()) j[key] = value;
+  j["seconds"] = elapsed();
+  std::ofstream f(opt_.json_path);
+  f << j.dump(2) << "\n";
+  std::printf("wrote %s\n", opt_.json_path.c_str());
+}
+
+int Bench::run() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    std::printf("qwenchat-bench: no CUDA device (%s); nothing to measure\n",
+                cudaGetErrorString(cudaGetLastError()));
+    return 2;
+  }
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess ||
+      cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) != cudaSuccess) {
+    std::printf("qwenchat-bench: cannot use device 0\n");
+    return 1;
+  }
+  device_ = prop.name;
+  sms_ = prop.multiProcessorCount;
+  std::printf("device: %s, cc %d.%d, %d SMs, %.1f GiB\n", prop.name, prop.major, prop.minor, sms_,
+              prop.totalGlobalMem / 1073741824.0);
+  ceil_ = qc::bench_app::measure_ceilings(stream_, sms_, opt_.quick ? 5 : 10);
+  if (const Status st = build_model(); !st.ok()) {
+    std::printf("qwenchat-bench: %s\n", st.error().describe().c_str());
+    return 1;
+  }
+  std::printf("model: %s\nloaded in %.1f s; device memory %s\n", model_desc_.c_str(), load_s_,
+              be_->memory().describe().c_str());
+  std::printf(
+      "bytes per token: weights %.3f GB, GDN state read+write %.3f GB (not counted in the floor), KV %.1f KB "
+      "per "
+      "position\n",
+      be_->weight_bytes_per_token() / 1e9, be_->recurrent_bytes_per_step() / 1e9,
+      (be_->kv_bytes_per_token(1) - be_->kv_bytes_per_token(0)) / 1e3);
+  measure_variants();
+  measure_default();
+  print_table();
+  write_json();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool help = false;
+  auto o = parse(argc, argv, &help);
+  if (!o.ok()) {
+    std::fprintf(stderr, "qwenchat-bench: %s\n", o.error().describe().c_str());
+    return 1;
+  }
+  if (help) {
+    std::printf("usage: qwenchat-bench [options]\n%s", qc::app::Args::usage(kSpecs).c_str());
+    return 0;
+  }
+  Bench b(std::move(o).value());
+  return b.run();
+}

@@ -1,0 +1,68 @@
+#include "random_weights.h"
+
+#include <cmath>
+#include <string>
+
+#include "device_fill.h"
+
+namespace qc::bench_app {
+
+Status RandomWeights::fill(const cuda::TensorSlot& t, cudaStream_t s) {
+  using cuda::TensorSlot;
+  using cuda::WeightRole;
+  const uint64_t seed = seed_ * 0x9E3779B97F4A7C15ull + (++n_) * 0x100000001B3ull;
+  const size_t n = static_cast<size_t>(t.rows) * static_cast<size_t>(t.cols);
+  const double sd = t.role == WeightRole::kEmbedding ? 1.0 : 1.0 / std::sqrt(static_cast<double>(t.cols));
+  switch (t.kind) {
+    case TensorSlot::Kind::kQ8: {
+      const auto d = static_cast<float>(sd / 73.3);
+      fill_int8(t.q, static_cast<size_t>(t.rows) * static_cast<size_t>(t.row_stride), seed, s);
+      fill_scales_f16(t.d, n / 32, seed ^ 0x5bd1e995ull, 0.8f * d, 1.2f * d, s);
+      break;
+    }
+    case TensorSlot::Kind::kDense:
+      if (t.type != DType::kF32)
+        return make_error("qwenchat-bench: generated dense weights must be F32, " + t.name + " is " +
+                          dtype_name(t.type));
+      fill_normal_f32(static_cast<float*>(t.data), n, seed, 0.0f, static_cast<float>(sd), s);
+      break;
+    case TensorSlot::Kind::kF32Vector: {
+      auto* p = static_cast<float*>(t.data);
+      switch (t.role) {
+        case WeightRole::kSsmA:
+          fill_uniform_f32(p, n, seed, -16.0f, -1.0f, s);
+          break;
+        case WeightRole::kDtBias:  // softplus^-1(dt) ~ log(dt) for dt in [1e-3, 1e-1]
+          fill_uniform_f32(p, n, seed, -6.9f, -2.25f, s);
+          break;
+        case WeightRole::kConv:
+          fill_normal_f32(p, n, seed, 0.0f, 0.5f, s);
+          break;
+        default:
+          fill_uniform_f32(p, n, seed, 0.9f, 1.1f, s);
+          break;
+      }
+      break;
+    }
+  }
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) return make_error("qwenchat-bench: fill " + t.name + ": " + cudaGetErrorString(e));
+  return Status::success();
+}
+
+Status fill_state_random(const std::vector<cuda::CudaBackend::Region>& regions, uint64_t seed,
+                         cudaStream_t s) {
+  uint64_t i = 0;
+  for (const auto& r : regions) {
+    const uint64_t sd = seed * 0x9E3779B97F4A7C15ull + (++i) * 0xD6E8FEB86659FD93ull;
+    if (r.f16)
+      fill_normal_f16(static_cast<uint16_t*>(r.ptr), r.count, sd, 0.0f, 1.0f, s);
+    else
+      fill_normal_f32(static_cast<float*>(r.ptr), r.count, sd, 0.0f, 0.05f, s);
+  }
+  const cudaError_t e = cudaStreamSynchronize(s);
+  if (e != cudaSuccess) return make_error(std::string("fill_state_random: ") + cudaGetErrorString(e));
+  return Status::success();
+}
+
+}  // namespace qc::bench_app

@@ -1,0 +1,93 @@
+// qwenchat-convert: converts a Hugging Face Qwen3.5 checkpoint folder (config.json, *.safetensors,
+// tokenizer.json, tokenizer_config.json) into a qwen35 GGUF in llama.cpp's layout, streaming tensor by
+// tensor. Q8_0 by default; norms, conv taps, ssm_a, dt bias, ssm_alpha/ssm_beta stay F32.
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "common/args.h"
+#include "import/convert.h"
+
+namespace {
+
+using qc::app::Args;
+using qc::app::OptionSpec;
+
+const std::vector<OptionSpec> kOptions = {
+    {"outtype", true, "2-D weight type: q8_0 (default), f16, bf16, f32"},
+    {"name", true, "general.name (default: the folder's name)"},
+    {"no-mtp", false, "leave the MTP block out even when the checkpoint has it"},
+    {"allow-unused", false, "convert even when text-model tensors have no place in the layout"},
+    {"quiet", false, "no progress output"},
+    {"help", false, "this text"},
+};
+
+qc::Result<qc::DType> parse_type(const std::string& s) {
+  if (s == "q8_0") return qc::DType::kQ8_0;
+  if (s == "f16") return qc::DType::kF16;
+  if (s == "bf16") return qc::DType::kBF16;
+  if (s == "f32") return qc::DType::kF32;
+  return qc::make_error("--outtype: expected q8_0, f16, bf16 or f32, got \"" + s + "\"");
+}
+
+qc::Status run(const Args& args) {
+  if (args.positional().size() != 2) {
+    return qc::make_error("expected two arguments, CHECKPOINT_DIR and OUT.gguf, got " +
+                              std::to_string(args.positional().size()),
+                          "usage: qwenchat-convert CHECKPOINT_DIR OUT.gguf [--outtype q8_0|f16|bf16|f32]");
+  }
+  qc::ConvertOptions o;
+  o.input_dir = args.positional()[0];
+  o.out_path = args.positional()[1];
+  QC_ASSIGN(o.import.out_type, parse_type(args.get_or("outtype", "q8_0")));
+  o.import.include_mtp = !args.has("no-mtp");
+  o.import.allow_unused = args.has("allow-unused");
+  o.name = args.get_or("name", "");
+  const bool quiet = args.has("quiet");
+  o.notice = [](const std::string& s) { std::fprintf(stderr, "qwenchat-convert: note: %s\n", s.c_str()); };
+  // On a terminal one line is rewritten in place; into a log, a line per tenth of the bytes.
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  int last_tenth = -1;
+  o.progress = [quiet, tty, &last_tenth](const qc::ConvertProgress& p) {
+    if (quiet) return;
+    const int tenth = p.bytes_total ? static_cast<int>(10 * p.bytes_done / p.bytes_total) : 10;
+    if (!tty && tenth == last_tenth && p.done != p.total) return;
+    last_tenth = tenth;
+    std::fprintf(stderr, "%s[%zu/%zu] %-40s %8.1f / %.1f MiB%s", tty ? "\r" : "", p.done, p.total,
+                 p.tensor.c_str(), static_cast<double>(p.bytes_done) / (1 << 20),
+                 static_cast<double>(p.bytes_total) / (1 << 20), tty && p.done != p.total ? "" : "\n");
+  };
+  QC_ASSIGN(const qc::ConvertSummary s, qc::convert_hf_checkpoint(o));
+  if (!quiet) {
+    std::fprintf(stderr,
+                 "wrote %s: %zu tensors, %.1f MiB, %.1fM parameters, %d layers (interval %d), MTP %s, "
+                 "%zu tokens, chat template %s\n",
+                 o.out_path.c_str(), s.n_tensors, static_cast<double>(s.tensor_bytes) / (1 << 20),
+                 static_cast<double>(s.shape.n_params()) / 1e6, s.shape.n_layer,
+                 s.shape.full_attention_interval, s.shape.n_mtp > 0 ? "yes" : "no", s.n_tokens,
+                 s.template_source.empty() ? "none" : ("from " + s.template_source).c_str());
+  }
+  return {};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto args = Args::parse(argc, argv, 1, kOptions);
+  if (!args.ok()) {
+    std::fprintf(stderr, "qwenchat-convert: %s\n", args.error().describe().c_str());
+    return 2;
+  }
+  if (args->has("help")) {
+    std::printf("usage: qwenchat-convert CHECKPOINT_DIR OUT.gguf [options]\n%s",
+                Args::usage(kOptions).c_str());
+    return 0;
+  }
+  const qc::Status s = run(*args);
+  if (!s.ok()) {
+    std::fprintf(stderr, "qwenchat-convert: %s\n", s.error().describe().c_str());
+    return 1;
+  }
+  return 0;
+}

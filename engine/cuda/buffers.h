@@ -1,0 +1,95 @@
+// Device memory of the CUDA backend besides the weights: the recurrent state (GDN states and conv rings,
+// one contiguous block so a snapshot is one copy), the KV caches (f16), and the scratch of one step
+// (activations of up to kMaxTokens token rows, outputs, split-K and attention partials). Laid out with
+// Carver like the weights, so the memory estimate is the allocation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cuda/cuda_util.h"
+#include "cuda/device_model.h"
+#include "layout.h"
+#include "model/config.h"
+
+namespace qc::cuda {
+
+// Activations of up to kMaxTokens token rows: f32 and the quantised words (formats h and hl).
+struct QBuf {
+  float* f = nullptr;  // [M][ld_f]
+  int ld_f = 0;
+  int8_t* hi = nullptr;  // [M][ld]
+  int8_t* lo = nullptr;
+  float* scale = nullptr;  // [M][ld_scale]
+  int ld = 0;
+  int ld_scale = 0;
+  gpu::QActIn in() const { return gpu::QActIn{hi, lo, scale, ld, ld_scale}; }
+  gpu::QActOut out(bool hl) const { return gpu::QActOut{hi, hl ? lo : nullptr, scale, ld, ld_scale}; }
+};
+
+struct StateBuffers {
+  // Recurrent block, copied whole by snapshot(): states [n_gdn][Nv][Dk][Dv], then rings [n_gdn][8][conv_dim].
+  float* gdn_state = nullptr;
+  float* conv_ring = nullptr;
+  size_t state_floats = 0;  // per GDN layer
+  size_t ring_floats = 0;   // per GDN layer
+  void* recurrent_base = nullptr;
+  size_t recurrent_bytes = 0;
+  // KV caches: per attention layer (main layers in order, then the MTP block) [n_kv][n_ctx][head_dim] f16.
+  std::vector<uint16_t*> k_cache, v_cache;
+  std::vector<size_t> kv_elems;  // elements of one of k/v per layer
+  float* state(int gdn_index) const { return gdn_state + static_cast<size_t>(gdn_index) * state_floats; }
+  float* ring(int gdn_index) const { return conv_ring + static_cast<size_t>(gdn_index) * ring_floats; }
+};
+
+struct Scratch {
+  int* step = nullptr;      // [8]: position, then kMaxTokens token ids (main model)
+  int* mtp_step = nullptr;  // [8]: position, token (MTP block)
+  float* h = nullptr;       // [M][H] residual stream
+  QBuf x;                   // K = H: normed layer inputs; the final norm's quantised words
+  float* proj = nullptr;    // [M][n_proj] input-projection outputs (and gate|up when not fused)
+  int n_proj = 0;
+  QBuf mix;                 // K = max(GDN inner, n_head*head_dim): mixer outputs
+  QBuf ffn;                 // K = n_ff: SwiGLU outputs
+  float* hidden = nullptr;  // [M][H] post-norm hidden state (returned)
+  float* logits = nullptr;  // [M][n_vocab]
+  float* split = nullptr;   // split-K partials: kMaxSplitK * M * max N
+  float* attn_q = nullptr;
+  float* attn_partials = nullptr;
+  float* norms = nullptr;  // [n_layer] probes
+  // MTP block (one token row)
+  float* mtp_e = nullptr;       // [H] embedding
+  QBuf mtp_cat;                 // K = 2H
+  float* mtp_hin = nullptr;     // [H] main model's hidden (input)
+  float* mtp_x = nullptr;       // [H] the block's residual stream
+  float* mtp_hidden = nullptr;  // [H]
+  float* mtp_logits = nullptr;  // [n_vocab]
+};
+
+inline constexpr int kMaxSplitK = 16;  // KernelConfig::split_k upper bound: sizes the split-K partials
+inline constexpr int kMinCtxBucket = 256;
+
+// Attention is launched with a host-side context hint that sizes its split grid; graphs are captured
+// per bucket: the smallest power of two >= need (at least kMinCtxBucket), capped at n_ctx.
+int ctx_bucket(int need, int n_ctx);
+
+Status layout_state(const ModelConfig& c, const DeviceModel& m, int n_ctx, Carver& recurrent, Carver& kv,
+                    StateBuffers* out);
+Status layout_scratch(const ModelConfig& c, const DeviceModel& m, int n_ctx, int sm_count, Carver& carver,
+                      Scratch* out);
+
+// Bytes of device memory the backend needs, by part. `snapshot` is one copy of the recurrent block,
+// allocated on the first snapshot() (MTP verification).
+struct MemoryEstimate {
+  uint64_t weights = 0, kv_cache = 0, recurrent = 0, scratch = 0, snapshot = 0;
+  uint64_t resident() const { return weights + kv_cache + recurrent + scratch; }
+  uint64_t total() const { return resident() + snapshot; }
+  std::string describe() const;  // "28.9 GiB (weights 27.0, KV cache 1.0 for n_ctx=16384, ...)"
+  int n_ctx = 0;
+};
+
+Result<MemoryEstimate> estimate_memory(const ModelConfig& c, const ModelWeights& w, bool have_data, int n_ctx,
+                                       int sm_count);
+
+}  // namespace qc::cuda

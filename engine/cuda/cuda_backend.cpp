@@ -1,0 +1,503 @@
+#include "cuda/cuda_backend.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "cuda/make_cuda_backend.h"
+#include "cuda/weight_upload.h"
+
+namespace qc::cuda {
+namespace {
+
+std::string num(long long v) {
+  return std::to_string(v);
+}
+
+double gib(uint64_t b) {
+  return static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0);
+}
+
+// Fields that change the captured kernels (all but the MTP settings, which the generator reads).
+bool same_program(const KernelConfig& a, const KernelConfig& b) {
+  return a.gemv == b.gemv && a.split_k == b.split_k && a.tile_rows_per_warp == b.tile_rows_per_warp &&
+         a.tile_unroll == b.tile_unroll && a.tile_blocks_per_sm == b.tile_blocks_per_sm &&
+         a.fuse_residual_norm_quant == b.fuse_residual_norm_quant && a.fuse_gate_up == b.fuse_gate_up &&
+         a.cuda_graph == b.cuda_graph && a.programmatic_launch == b.programmatic_launch &&
+         a.probes == b.probes;
+}
+
+}  // namespace
+
+// ---- snapshots ----
+
+struct CudaBackend::SnapshotPool {
+  std::vector<DeviceBlock> slots;
+  std::vector<bool> used;
+};
+
+class CudaBackend::Snapshot final : public StateSnapshot {
+ public:
+  Snapshot(std::shared_ptr<SnapshotPool> pool, size_t slot, const CudaBackend* owner, uint64_t epoch, int pos)
+      : pool_(std::move(pool)), slot_(slot), owner_(owner), epoch_(epoch), pos_(pos) {}
+  ~Snapshot() override { pool_->used[slot_] = false; }
+  int position() const override { return pos_; }
+  const void* data() const { return pool_->slots[slot_].get(); }
+  const CudaBackend* owner() const { return owner_; }
+  uint64_t epoch() const { return epoch_; }
+
+ private:
+  std::shared_ptr<SnapshotPool> pool_;
+  size_t slot_;
+  const CudaBackend* owner_;
+  uint64_t epoch_;
+  int pos_;
+};
+
+// ---- construction ----
+
+Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& config,
+                                                         const ModelWeights& weights,
+                                                         const CudaBackendOptions& options) {
+  return build(config, weights, true, nullptr, options);
+}
+
+Result<std::unique_ptr<CudaBackend>> CudaBackend::create_generated(const ModelConfig& config,
+                                                                   const ModelWeights& described,
+                                                                   WeightSource& source,
+                                                                   const CudaBackendOptions& options) {
+  return build(config, described, false, &source, options);
+}
+
+Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& config,
+                                                        const ModelWeights& weights, bool have_data,
+                                                        WeightSource* source,
+                                                        const CudaBackendOptions& options) {
+  int n_dev = 0;
+  const cudaError_t de = cudaGetDeviceCount(&n_dev);
+  if (de != cudaSuccess || n_dev == 0) {
+    const std::string why = de != cudaSuccess
+                                ? std::string(cudaGetErrorName(de)) + ": " + cudaGetErrorString(de)
+                                : "the CUDA runtime reports 0 devices";
+    (void)cudaGetLastError();
+    return make_error("no CUDA device: " + why, "use --backend cpu");
+  }
+  if (options.device < 0 || options.device >= n_dev)
+    return make_error("CUDA device " + num(options.device) + " does not exist (" + num(n_dev) + " found)");
+  if (options.n_ctx < 1) return make_error("CUDA backend: n_ctx must be positive, got " + num(options.n_ctx));
+  if (options.max_batch < 1)
+    return make_error("CUDA backend: max_batch must be positive, got " + num(options.max_batch));
+  KernelConfig kc = options.kernels;
+  kc.probes = kc.probes || options.probes;
+  if (const std::string bad = kc.validate(); !bad.empty()) return make_error("kernel config: " + bad);
+
+  std::unique_ptr<CudaBackend> b(new CudaBackend());
+  b->c_ = config;
+  b->opt_ = options;
+  b->n_ctx_ = options.n_ctx;
+  b->device_ = options.device;
+  b->cfg_ = kc;
+  b->pending_ = kc;
+  b->snaps_ = std::make_shared<SnapshotPool>();
+  QC_CU(cudaSetDevice(b->device_));
+  cudaDeviceProp prop{};
+  QC_CU(cudaGetDeviceProperties(&prop, b->device_));
+  b->device_name_ = prop.name;
+  b->sm_count_ = prop.multiProcessorCount;
+
+  // 1. The estimate, before any allocation.
+  QC_ASSIGN(b->mem_, estimate_memory(config, weights, have_data, b->n_ctx_, b->sm_count_));
+  size_t free_b = 0, total_b = 0;
+  QC_CU(cudaMemGetInfo(&free_b, &total_b));
+  const uint64_t avail = options.memory_limit ? options.memory_limit : free_b;
+  if (b->mem_.total() + kMemoryReserve > avail) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%.2f GiB are free on %s (%.2f GiB total; %.2f GiB kept for the runtime)",
+                  gib(avail), prop.name, gib(total_b), gib(kMemoryReserve));
+    return make_error("the model does not fit in GPU memory: it needs " + b->mem_.describe() + " but " + buf,
+                      "lower --ctx, close other programs using the GPU, or use a smaller model");
+  }
+
+  // 2. Allocation and layout (the same functions as the estimate, now with base pointers).
+  QC_TRY(b->weights_block_.allocate(b->mem_.weights, "weights"));
+  QC_TRY(b->recurrent_block_.allocate(b->mem_.recurrent, "GDN states"));
+  QC_TRY(b->kv_block_.allocate(b->mem_.kv_cache, "KV cache"));
+  QC_TRY(b->scratch_block_.allocate(b->mem_.scratch, "scratch"));
+  Carver wc(b->weights_block_.get()), rc(b->recurrent_block_.get()), kc2(b->kv_block_.get()),
+      sc(b->scratch_block_.get());
+  QC_ASSIGN(b->model_, layout_model(config, weights, have_data, wc));
+  QC_TRY(layout_state(config, b->model_, b->n_ctx_, rc, kc2, &b->st_));
+  QC_TRY(layout_scratch(config, b->model_, b->n_ctx_, b->sm_count_, sc, &b->sc_));
+  if (wc.bytes() != b->mem_.weights || rc.bytes() != b->mem_.recurrent || kc2.bytes() != b->mem_.kv_cache ||
+      sc.bytes() != b->mem_.scratch)
+    return make_error("CUDA backend: internal: the layout differs from the estimate");
+  b->prog_ = std::make_unique<StepProgram>(b->c_, b->model_, b->st_, b->sc_, b->n_ctx_);
+
+  QC_CU(cudaStreamCreateWithFlags(&b->stream_, cudaStreamNonBlocking));
+  QC_CU(cudaStreamCreateWithFlags(&b->capture_stream_, cudaStreamNonBlocking));
+
+  // 3. Pinned host buffers for the outputs and the per-chunk step records.
+  const size_t V = static_cast<size_t>(config.n_vocab), H = static_cast<size_t>(config.n_embd);
+  const size_t chunks = static_cast<size_t>(options.max_batch + gpu::kMaxTokens - 1) / gpu::kMaxTokens;
+  Carver hc;
+  for (int pass = 0; pass < 2; ++pass) {
+    hc = Carver(pass ? b->host_block_.get() : nullptr);
+    b->h_logits_ = hc.take<float>(static_cast<size_t>(options.max_batch) * V);
+    b->h_hidden_ = hc.take<float>(static_cast<size_t>(options.max_batch) * H);
+    b->h_steps_ = hc.take<int>(chunks * 8);
+    b->h_mtp_step_ = hc.take<int>(8);
+    b->h_mtp_hin_ = hc.take<float>(H);
+    b->h_mtp_logits_ = hc.take<float>(V);
+    b->h_mtp_hidden_ = hc.take<float>(H);
+    b->h_norms_ = hc.take<float>(static_cast<size_t>(std::max(config.n_layer, 1)));
+    if (!pass) QC_TRY(b->host_block_.allocate(hc.bytes(), "pinned output buffers"));
+  }
+
+  // 4. Weights.
+  uint64_t total = 0, done = 0;
+  for (const TensorSlot& t : b->model_.slots) total += t.device_bytes();
+  UploadSource upload;
+  if (!source) {
+    QC_TRY(upload.init());
+    source = &upload;
+  }
+  for (const TensorSlot& t : b->model_.slots) {
+    QC_TRY(source->fill(t, b->stream_));
+    done += t.device_bytes();
+    if (options.progress) options.progress(done, total, t.name);
+  }
+  QC_CU(cudaMemsetAsync(b->scratch_block_.get(), 0, b->scratch_block_.size(), b->stream_));
+  b->reset();
+  QC_CU(cudaStreamSynchronize(b->stream_));
+  return b;
+}
+
+CudaBackend::~CudaBackend() {
+  if (stream_) cudaStreamSynchronize(stream_);
+  graphs_.clear();
+  if (capture_stream_) cudaStreamDestroy(capture_stream_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+BackendInfo CudaBackend::info() const {
+  BackendInfo i;
+  i.name = "cuda";
+  i.device = device_name_ + " (" + num(sm_count_) + " SMs)";
+  i.memory_bytes = mem_.resident();
+  for (const DeviceBlock& s : snaps_->slots) i.memory_bytes += s.size();
+  return i;
+}
+
+void CudaBackend::reset() {
+  pos_ = 0;
+  ++epoch_;
+  norms_valid_ = false;
+  // GDN states and conv rings must start at zero; KV entries are written before they are read, but
+  // zeroing them keeps even an MTP call at an unseen position independent of earlier conversations.
+  if (recurrent_block_.get())
+    (void)cudaMemsetAsync(recurrent_block_.get(), 0, recurrent_block_.size(), stream_);
+  if (kv_block_.get()) (void)cudaMemsetAsync(kv_block_.get(), 0, kv_block_.size(), stream_);
+}
+
+Status CudaBackend::set_kernel_config(const KernelConfig& cfg) {
+  if (const std::string bad = cfg.validate(); !bad.empty()) return make_error("kernel config: " + bad);
+  pending_ = cfg;
+  return Status::success();
+}
+
+Status CudaBackend::apply_config() {
+  QC_CU(cudaSetDevice(device_));
+  if (!same_program(pending_, cfg_)) graphs_.clear();
+  if (pending_.probes != cfg_.probes) norms_valid_ = false;
+  cfg_ = pending_;
+  return Status::success();
+}
+
+// ---- graphs ----
+
+Result<Graph*> CudaBackend::graph_for(Kind kind, int m, int ctx_hint) {
+  const auto key = std::make_tuple(static_cast<int>(kind), m, ctx_hint);
+  if (auto it = graphs_.find(key); it != graphs_.end()) return &it->second;
+  Graph g;
+  QC_CU(cudaStreamBeginCapture(capture_stream_, cudaStreamCaptureModeRelaxed));
+  const Status st = kind == Kind::kMain ? prog_->enqueue_main(m, ctx_hint, cfg_, capture_stream_, nullptr)
+                                        : prog_->enqueue_mtp(ctx_hint, cfg_, capture_stream_, nullptr);
+  const cudaError_t end = cudaStreamEndCapture(capture_stream_, &g.graph_);
+  if (!st.ok()) {
+    (void)cudaGetLastError();
+    return make_error("CUDA graph capture: " + st.error().message);
+  }
+  QC_CU(end);
+  QC_CU(cudaGraphInstantiate(&g.exec_, g.graph_, 0));
+  size_t n = 0;
+  QC_CU(cudaGraphGetNodes(g.graph_, nullptr, &n));
+  std::vector<cudaGraphNode_t> nodes(n);
+  if (n) QC_CU(cudaGraphGetNodes(g.graph_, nodes.data(), &n));
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType t{};
+    QC_CU(cudaGraphNodeGetType(node, &t));
+    if (t == cudaGraphNodeTypeKernel) ++g.kernel_nodes;
+  }
+  Graph& slot = graphs_[key];
+  std::swap(slot.graph_, g.graph_);
+  std::swap(slot.exec_, g.exec_);
+  slot.kernel_nodes = g.kernel_nodes;
+  return &slot;
+}
+
+Status CudaBackend::run_step(Kind kind, int m, int ctx_hint) {
+  if (cfg_.cuda_graph) {
+    QC_ASSIGN(Graph * g, graph_for(kind, m, ctx_hint));
+    QC_CU(cudaGraphLaunch(g->exec_, stream_));
+    return Status::success();
+  }
+  return kind == Kind::kMain ? prog_->enqueue_main(m, ctx_hint, cfg_, stream_, nullptr)
+                             : prog_->enqueue_mtp(ctx_hint, cfg_, stream_, nullptr);
+}
+
+// ---- forward ----
+
+Result<StepOutput> CudaBackend::forward(std::span<const int32_t> tokens, int pos) {
+  const int n = static_cast<int>(tokens.size());
+  if (n == 0) return make_error("cuda forward: expected at least one token, got none");
+  if (pos != pos_)
+    return make_error(
+        "cuda forward: position " + num(pos) + " does not continue the context (expected " + num(pos_) + ")",
+        "the recurrent state has no random access: restore a snapshot or reset first");
+  if (n > opt_.max_batch)
+    return make_error(
+        "cuda forward: " + num(n) + " tokens in one call, at most max_batch = " + num(opt_.max_batch),
+        "split the prompt into chunks of max_batch tokens");
+  if (static_cast<long long>(pos) + n > n_ctx_)
+    return make_error(
+        "cuda forward: context full: " + num(pos) + " + " + num(n) + " tokens exceed n_ctx = " + num(n_ctx_),
+        "start a new conversation or raise --ctx");
+  for (int i = 0; i < n; ++i)
+    if (tokens[i] < 0 || tokens[i] >= c_.n_vocab)
+      return make_error("cuda forward: token " + num(i) + " = " + num(tokens[i]) +
+                        " is outside the vocabulary 0.." + num(c_.n_vocab - 1));
+  QC_TRY(apply_config());
+  const size_t V = static_cast<size_t>(c_.n_vocab), H = static_cast<size_t>(c_.n_embd);
+  for (int c0 = 0, chunk = 0; c0 < n; c0 += gpu::kMaxTokens, ++chunk) {
+    const int m = std::min(gpu::kMaxTokens, n - c0);
+    int* hs = h_steps_ + static_cast<size_t>(chunk) * 8;
+    hs[0] = pos + c0;
+    for (int i = 0; i < m; ++i) hs[1 + i] = tokens[static_cast<size_t>(c0 + i)];
+    const int ctx = ctx_bucket(pos + c0 + m, n_ctx_);
+    if (cfg_.cuda_graph) QC_TRY(graph_for(Kind::kMain, m, ctx));  // capture before the copies are enqueued
+    QC_CU(cudaMemcpyAsync(sc_.step, hs, 8 * sizeof(int), cudaMemcpyHostToDevice, stream_));
+    QC_TRY(run_step(Kind::kMain, m, ctx));
+    QC_CU(cudaMemcpyAsync(h_logits_ + static_cast<size_t>(c0) * V, sc_.logits, static_cast<size_t>(m) * V * 4,
+                          cudaMemcpyDeviceToHost, stream_));
+    QC_CU(cudaMemcpyAsync(h_hidden_ + static_cast<size_t>(c0) * H, sc_.hidden, static_cast<size_t>(m) * H * 4,
+                          cudaMemcpyDeviceToHost, stream_));
+  }
+  if (cfg_.probes)
+    QC_CU(cudaMemcpyAsync(h_norms_, sc_.norms, static_cast<size_t>(c_.n_layer) * 4, cudaMemcpyDeviceToHost,
+                          stream_));
+  QC_CU(cudaStreamSynchronize(stream_));
+  pos_ = pos + n;
+  norms_valid_ = cfg_.probes;
+  StepOutput out;
+  out.n_tokens = n;
+  out.n_vocab = c_.n_vocab;
+  out.n_embd = c_.n_embd;
+  out.logits = std::span<const float>(h_logits_, static_cast<size_t>(n) * V);
+  out.hidden = std::span<const float>(h_hidden_, static_cast<size_t>(n) * H);
+  return out;
+}
+
+Result<StepOutput> CudaBackend::mtp_forward(int32_t token, std::span<const float> hidden, int pos) {
+  if (!model_.has_mtp) return make_error("cuda mtp_forward: the model has no MTP block (nextn layer)");
+  if (token < 0 || token >= c_.n_vocab)
+    return make_error("cuda mtp_forward: token " + num(token) + " is outside the vocabulary 0.." +
+                      num(c_.n_vocab - 1));
+  if (hidden.size() != static_cast<size_t>(c_.n_embd))
+    return make_error("cuda mtp_forward: hidden state has " + num(static_cast<long long>(hidden.size())) +
+                      " values, expected n_embd = " + num(c_.n_embd));
+  if (pos < 0 || pos >= n_ctx_)
+    return make_error("cuda mtp_forward: position " + num(pos) + " is outside 0.." + num(n_ctx_ - 1));
+  QC_TRY(apply_config());
+  const size_t V = static_cast<size_t>(c_.n_vocab), H = static_cast<size_t>(c_.n_embd);
+  // `hidden` may be this backend's own output buffer (chained drafts): staged before anything is written.
+  std::memmove(h_mtp_hin_, hidden.data(), H * sizeof(float));
+  h_mtp_step_[0] = pos;
+  h_mtp_step_[1] = token;
+  const int ctx = ctx_bucket(pos + 1, n_ctx_);
+  if (cfg_.cuda_graph) QC_TRY(graph_for(Kind::kMtp, 1, ctx));
+  QC_CU(cudaMemcpyAsync(sc_.mtp_step, h_mtp_step_, 8 * sizeof(int), cudaMemcpyHostToDevice, stream_));
+  QC_CU(cudaMemcpyAsync(sc_.mtp_hin, h_mtp_hin_, H * 4, cudaMemcpyHostToDevice, stream_));
+  QC_TRY(run_step(Kind::kMtp, 1, ctx));
+  QC_CU(cudaMemcpyAsync(h_mtp_logits_, sc_.mtp_logits, V * 4, cudaMemcpyDeviceToHost, stream_));
+  QC_CU(cudaMemcpyAsync(h_mtp_hidden_, sc_.mtp_hidden, H * 4, cudaMemcpyDeviceToHost, stream_));
+  QC_CU(cudaStreamSynchronize(stream_));
+  StepOutput out;
+  out.n_tokens = 1;
+  out.n_vocab = c_.n_vocab;
+  out.n_embd = c_.n_embd;
+  out.logits = std::span<const float>(h_mtp_logits_, V);
+  out.hidden = std::span<const float>(h_mtp_hidden_, H);
+  return out;
+}
+
+// ---- state ----
+
+std::unique_ptr<StateSnapshot> CudaBackend::snapshot() const {
+  SnapshotPool& pool = *snaps_;
+  size_t slot = pool.slots.size();
+  for (size_t i = 0; i < pool.slots.size(); ++i)
+    if (!pool.used[i]) slot = i;
+  if (slot == pool.slots.size()) {
+    DeviceBlock blk;
+    if (!blk.allocate(std::max<size_t>(st_.recurrent_bytes, 1), "state snapshot").ok()) return nullptr;
+    pool.slots.push_back(std::move(blk));
+    pool.used.push_back(false);
+  }
+  if (st_.recurrent_bytes && cudaMemcpyAsync(pool.slots[slot].get(), st_.recurrent_base, st_.recurrent_bytes,
+                                             cudaMemcpyDeviceToDevice, stream_) != cudaSuccess)
+    return nullptr;
+  pool.used[slot] = true;
+  return std::make_unique<Snapshot>(snaps_, slot, this, epoch_, pos_);
+}
+
+Status CudaBackend::restore(const StateSnapshot& snap) {
+  const auto* s = dynamic_cast<const Snapshot*>(&snap);
+  if (!s || s->owner() != this)
+    return make_error("cuda restore: the snapshot was taken from another backend");
+  if (s->epoch() != epoch_)
+    return make_error("cuda restore: the snapshot (position " + num(s->position()) +
+                      ") predates the last reset(); its KV cache entries are gone");
+  if (st_.recurrent_bytes)
+    QC_CU(cudaMemcpyAsync(st_.recurrent_base, s->data(), st_.recurrent_bytes, cudaMemcpyDeviceToDevice,
+                          stream_));
+  pos_ = s->position();
+  return Status::success();
+}
+
+std::span<const float> CudaBackend::layer_norms() const {
+  if (!norms_valid_) return {};
+  return std::span<const float>(h_norms_, static_cast<size_t>(c_.n_layer));
+}
+
+// ---- measurement hooks ----
+
+uint64_t CudaBackend::weight_bytes_per_token() const {
+  uint64_t total = 0;
+  for (const TensorSlot& t : model_.slots) total += t.device_bytes();
+  // The table is read one row per token; when tied, lm_head reads all of it once.
+  const uint64_t row = model_.embedding_bytes / static_cast<uint64_t>(std::max(c_.n_vocab, 1));
+  total -= model_.embedding_bytes;
+  total += row + (model_.tied ? model_.embedding_bytes : 0);
+  // The MTP block does not run in a plain decode step.
+  if (model_.has_mtp) {
+    uint64_t mtp = model_.mtp_eh_proj.bytes();
+    const DevLayer& L = model_.mtp_layer;
+    mtp += L.in_proj.bytes() + L.out_proj.bytes() + L.gate_up.bytes() + L.down.bytes();
+    total -= mtp;
+  }
+  return total;
+}
+
+uint64_t CudaBackend::kv_bytes_per_token(int pos) const {
+  uint64_t total = 0;
+  for (const DevLayer& L : model_.layers)
+    if (!L.recurrent) total += 2ull * L.n_kv * static_cast<uint64_t>(pos + 1) * c_.head_dim * 2;
+  return total;
+}
+
+uint64_t CudaBackend::recurrent_bytes_per_step() const {
+  int n_gdn = 0;
+  for (const DevLayer& L : model_.layers) n_gdn += L.recurrent ? 1 : 0;
+  return 2ull * static_cast<uint64_t>(n_gdn) * st_.state_floats * 4;
+}
+
+std::vector<CudaBackend::Region> CudaBackend::state_regions() const {
+  std::vector<Region> r;
+  for (size_t i = 0; i < st_.k_cache.size(); ++i) {
+    r.push_back(Region{st_.k_cache[i], st_.kv_elems[i], true});
+    r.push_back(Region{st_.v_cache[i], st_.kv_elems[i], true});
+  }
+  int n_gdn = 0;
+  for (const DevLayer& L : model_.layers) n_gdn += L.recurrent ? 1 : 0;
+  if (n_gdn) r.push_back(Region{st_.gdn_state, st_.state_floats * static_cast<size_t>(n_gdn), false});
+  return r;
+}
+
+Status CudaBackend::set_position_unchecked(int pos) {
+  if (pos < 0 || pos >= n_ctx_)
+    return make_error("set_position_unchecked: " + num(pos) + " outside 0.." + num(n_ctx_ - 1));
+  pos_ = pos;
+  return Status::success();
+}
+
+Result<double> CudaBackend::time_steps(int m, int reps, int trials) {
+  if (m < 1 || m > gpu::kMaxTokens) return make_error("time_steps: M must be in [1, 4], got " + num(m));
+  if (pos_ + m > n_ctx_)
+    return make_error("time_steps: position " + num(pos_) + " + " + num(m) + " exceeds n_ctx");
+  QC_TRY(apply_config());
+  int* hs = h_steps_;
+  hs[0] = pos_;
+  for (int i = 0; i < m; ++i) hs[1 + i] = (1 + 7919 * i) % c_.n_vocab;
+  const int ctx = ctx_bucket(pos_ + m, n_ctx_);
+  if (cfg_.cuda_graph) QC_TRY(graph_for(Kind::kMain, m, ctx));
+  QC_CU(cudaMemcpyAsync(sc_.step, hs, 8 * sizeof(int), cudaMemcpyHostToDevice, stream_));
+  QC_TRY(run_step(Kind::kMain, m, ctx));  // warm-up
+  Event a, b;
+  QC_TRY(a.create());
+  QC_TRY(b.create());
+  std::vector<double> t;
+  for (int tr = 0; tr < std::max(trials, 1); ++tr) {
+    QC_CU(cudaEventRecord(a.get(), stream_));
+    for (int i = 0; i < reps; ++i) QC_TRY(run_step(Kind::kMain, m, ctx));
+    QC_CU(cudaEventRecord(b.get(), stream_));
+    QC_CU(cudaEventSynchronize(b.get()));
+    float ms = 0.0f;
+    QC_CU(cudaEventElapsedTime(&ms, a.get(), b.get()));
+    t.push_back(ms * 1e-3 / std::max(reps, 1));
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+Result<int> CudaBackend::graph_kernel_nodes(int m) {
+  if (m < 1 || m > gpu::kMaxTokens) return make_error("graph_kernel_nodes: M must be in [1, 4]");
+  QC_TRY(apply_config());
+  const bool was = cfg_.cuda_graph;
+  cfg_.cuda_graph = true;  // capture even when replays are off; the key does not depend on the flag
+  auto g = graph_for(Kind::kMain, m, ctx_bucket(std::min(pos_ + m, n_ctx_), n_ctx_));
+  cfg_.cuda_graph = was;
+  if (!g.ok()) return g.error();
+  return (*g)->kernel_nodes;
+}
+
+Result<std::vector<LaunchProfiler::Entry>> CudaBackend::profile_step(int m) {
+  if (m < 1 || m > gpu::kMaxTokens) return make_error("profile_step: M must be in [1, 4]");
+  if (pos_ + m > n_ctx_) return make_error("profile_step: position + M exceeds n_ctx");
+  QC_TRY(apply_config());
+  int* hs = h_steps_;
+  hs[0] = pos_;
+  for (int i = 0; i < m; ++i) hs[1 + i] = (1 + 7919 * i) % c_.n_vocab;
+  QC_CU(cudaMemcpyAsync(sc_.step, hs, 8 * sizeof(int), cudaMemcpyHostToDevice, stream_));
+  LaunchProfiler prof;
+  const int ctx = ctx_bucket(pos_ + m, n_ctx_);
+  QC_TRY(prog_->enqueue_main(m, ctx, cfg_, stream_, nullptr));  // warm-up
+  QC_TRY(prog_->enqueue_main(m, ctx, cfg_, stream_, &prof));
+  QC_TRY(prof.collect(stream_));
+  return prof.entries();
+}
+
+}  // namespace qc::cuda
+
+namespace qc {
+
+Result<std::unique_ptr<Backend>> make_cuda_backend(const ModelConfig& config, const ModelWeights& weights,
+                                                   const CudaLoadOptions& options) {
+  cuda::CudaBackendOptions o;
+  o.n_ctx = options.n_ctx;
+  o.kernels = options.kernels;
+  o.probes = options.probes;
+  o.progress = options.progress;
+  QC_ASSIGN(auto b, cuda::CudaBackend::create(config, weights, o));
+  return std::unique_ptr<Backend>(std::move(b));
+}
+
+}  // namespace qc

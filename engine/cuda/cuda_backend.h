@@ -1,0 +1,168 @@
+// The GPU backend: qc::Backend on one CUDA device (ARCHITECTURE.md "The backend interface").
+//
+// Load: the memory estimate first (weights in the device formats of device_model.h, f16 KV caches for
+// n_ctx positions, GDN states and conv rings, scratch; buffers.h), checked against cudaMemGetInfo; then one
+// allocation per part and the weights uploaded (Q8_0 repacked into the split layout on the way) with a
+// progress callback. Nothing is allocated per token.
+//
+// forward(tokens, pos): up to kMaxTokens (4) tokens run through every kernel in one weight pass (MTP
+// verification); longer inputs (prompts) run in chunks of 4. Token ids and the position live in device
+// memory, so a step is a captured CUDA graph (one per token count, context bucket and KernelConfig),
+// replayed per call; set_kernel_config() takes effect at the next call and drops the graphs. Logits and
+// the post-norm hidden state come back in pinned host buffers.
+//
+// Snapshots copy the recurrent block (GDN states and conv rings, one device-to-device copy of 151 MiB for
+// the 27B shapes, ~40 us). The rings alone would survive a rollback without a copy -- a step of M tokens
+// writes only the ring slots of its own positions, and up to kConvRing - (conv_kernel - 1) = 5 positions
+// after the snapshot leave the slots it needs intact -- but copying them (10% of the snapshot) keeps
+// restore() valid after any number of tokens, as the interface promises. KV entries are not copied: the
+// ones past the restored position are rewritten before they are read.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cuda/buffers.h"
+#include "cuda/cuda_util.h"
+#include "cuda/device_model.h"
+#include "cuda/step_program.h"
+#include "generate/backend.h"
+#include "qwenchat/kernel_config.h"
+
+namespace qc::cuda {
+
+struct CudaBackendOptions {
+  int n_ctx = 4096;
+  int max_batch = 64;  // tokens per forward() call (host logits buffer [max_batch][n_vocab])
+  KernelConfig kernels;
+  bool probes = false;  // or kernels.probes
+  int device = 0;
+  // Free device memory to plan against; 0 = what cudaMemGetInfo reports. Tests set it to provoke the
+  // "does not fit" error.
+  uint64_t memory_limit = 0;
+  std::function<void(uint64_t done, uint64_t total, const std::string& tensor)> progress;
+};
+
+// Fills the device tensors of a model: an upload from the file (weight_upload.h) or generated weights.
+class WeightSource {
+ public:
+  virtual ~WeightSource() = default;
+  // Enqueues (or performs) the fill of one tensor on `s`. The caller synchronises at the end.
+  virtual Status fill(const TensorSlot& slot, cudaStream_t s) = 0;
+};
+
+// Device memory kept back for the CUDA context's own allocations, graphs and launch resources.
+inline constexpr uint64_t kMemoryReserve = 512ull << 20;
+
+class CudaBackend final : public Backend {
+ public:
+  // Weights from a loaded model (views into its file; the model must outlive the backend).
+  static Result<std::unique_ptr<CudaBackend>> create(const ModelConfig& config, const ModelWeights& weights,
+                                                     const CudaBackendOptions& options);
+  // Weights generated on the device by `source` (the benchmark): `described` carries names, types and
+  // shapes only (describe_generated_weights).
+  static Result<std::unique_ptr<CudaBackend>> create_generated(const ModelConfig& config,
+                                                               const ModelWeights& described,
+                                                               WeightSource& source,
+                                                               const CudaBackendOptions& options);
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  BackendInfo info() const override;
+  const ModelConfig& config() const override { return c_; }
+  int n_ctx() const override { return n_ctx_; }
+  int position() const override { return pos_; }
+  int max_batch() const override { return opt_.max_batch; }
+  void reset() override;
+  Result<StepOutput> forward(std::span<const int32_t> tokens, int pos) override;
+  bool has_mtp() const override { return model_.has_mtp; }
+  Result<StepOutput> mtp_forward(int32_t token, std::span<const float> hidden, int pos) override;
+  std::unique_ptr<StateSnapshot> snapshot() const override;
+  Status restore(const StateSnapshot& snap) override;
+  std::span<const float> layer_norms() const override;
+  Status set_kernel_config(const KernelConfig& cfg) override;
+
+  const KernelConfig& kernel_config() const { return pending_; }
+  const MemoryEstimate& memory() const { return mem_; }
+  const DeviceModel& device_model() const { return model_; }
+  std::string device_name() const { return device_name_; }
+  int sm_count() const { return sm_count_; }
+
+  // ---- measurement hooks (benchmark, tests) ----
+  // Weight bytes a decoded token reads: every matrix and vector except the embedding table, of which one
+  // row (lm_head counted once, also when tied).
+  uint64_t weight_bytes_per_token() const;
+  // KV-cache bytes the attention layers read for a token at position pos (positions 0..pos, K and V).
+  uint64_t kv_bytes_per_token(int pos) const;
+  // Recurrent-state bytes a step reads and writes (GDN states, once per step whatever M).
+  uint64_t recurrent_bytes_per_step() const;
+  struct Region {
+    void* ptr;
+    size_t count;
+    bool f16;  // else f32
+  };
+  // KV caches (f16) and GDN states (f32): what the benchmark fills with random data.
+  std::vector<Region> state_regions() const;
+  // Moves to `pos` without running the tokens before it (the benchmark's long-context runs).
+  Status set_position_unchecked(int pos);
+  // Seconds per step of `reps` back-to-back steps of M tokens at the current position (the graph replayed,
+  // or eager launches with cuda_graph off), median of `trials`. The recurrent state advances, the
+  // position does not; no host copies.
+  Result<double> time_steps(int m, int reps, int trials);
+  // Kernel nodes of the M-token step's graph at the current position: kernel boundaries per step.
+  Result<int> graph_kernel_nodes(int m);
+  // One eager M-token step with every kernel-layer call timed by label.
+  Result<std::vector<LaunchProfiler::Entry>> profile_step(int m);
+
+ private:
+  CudaBackend() = default;
+  static Result<std::unique_ptr<CudaBackend>> build(const ModelConfig& config, const ModelWeights& weights,
+                                                    bool have_data, WeightSource* source,
+                                                    const CudaBackendOptions& options);
+  Status apply_config();
+  enum class Kind { kMain, kMtp };
+  Result<Graph*> graph_for(Kind kind, int m, int ctx_hint);
+  Status run_step(Kind kind, int m, int ctx_hint);  // graph or eager, per the config
+  class Snapshot;
+  struct SnapshotPool;
+
+  ModelConfig c_;
+  CudaBackendOptions opt_;
+  int n_ctx_ = 0;
+  int device_ = 0;
+  std::string device_name_;
+  int sm_count_ = 0;
+  MemoryEstimate mem_;
+  DeviceBlock weights_block_, recurrent_block_, kv_block_, scratch_block_;
+  DeviceModel model_;
+  StateBuffers st_;
+  Scratch sc_;
+  std::unique_ptr<StepProgram> prog_;
+  cudaStream_t stream_ = nullptr;
+  cudaStream_t capture_stream_ = nullptr;
+  PinnedBlock host_block_;
+  float* h_logits_ = nullptr;  // [max_batch][V]
+  float* h_hidden_ = nullptr;  // [max_batch][H]
+  int* h_steps_ = nullptr;     // [chunks][8]
+  int* h_mtp_step_ = nullptr;  // [8]
+  float* h_mtp_hin_ = nullptr;
+  float* h_mtp_logits_ = nullptr;
+  float* h_mtp_hidden_ = nullptr;
+  float* h_norms_ = nullptr;
+  KernelConfig cfg_;      // what the graphs were captured with
+  KernelConfig pending_;  // set_kernel_config(); applied at the next call
+  std::map<std::tuple<int, int, int>, Graph> graphs_;
+  int pos_ = 0;
+  uint64_t epoch_ = 0;
+  bool norms_valid_ = false;
+  std::shared_ptr<SnapshotPool> snaps_;
+};
+
+}  // namespace qc::cuda

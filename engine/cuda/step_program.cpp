@@ -1,0 +1,363 @@
+#include "cuda/step_program.h"
+
+#include "attention.h"
+#include "embed.h"
+#include "gdn.h"
+#include "gemv_dense.h"
+#include "gemv_q8.h"
+#include "mtp.h"
+#include "norm_quant.h"
+#include "probe.h"
+#include "swiglu.h"
+
+namespace qc::cuda {
+
+// ---- LaunchProfiler ----
+
+Result<size_t> LaunchProfiler::event() {
+  if (next_event_ == events_.size()) {
+    Event e;
+    QC_TRY(e.create());
+    events_.push_back(std::move(e));
+  }
+  return next_event_++;
+}
+
+Status LaunchProfiler::begin(const char* label, cudaStream_t s) {
+  size_t idx = entries_.size();
+  for (size_t i = 0; i < entries_.size(); ++i)
+    if (entries_[i].label == label) idx = i;
+  if (idx == entries_.size()) entries_.push_back(Entry{label, 0.0, 0});
+  QC_ASSIGN(const size_t ev, event());
+  QC_CU(cudaEventRecord(events_[ev].get(), s));
+  open_entry_ = idx;
+  open_ev_ = ev;
+  return Status::success();
+}
+
+Status LaunchProfiler::end(cudaStream_t s) {
+  QC_ASSIGN(const size_t ev, event());
+  QC_CU(cudaEventRecord(events_[ev].get(), s));
+  pending_.push_back(Pending{open_entry_, open_ev_, ev});
+  return Status::success();
+}
+
+Status LaunchProfiler::collect(cudaStream_t s) {
+  QC_CU(cudaStreamSynchronize(s));
+  for (const Pending& p : pending_) {
+    float ms = 0.0f;
+    QC_CU(cudaEventElapsedTime(&ms, events_[p.ev0].get(), events_[p.ev1].get()));
+    entries_[p.entry].ms += ms;
+    entries_[p.entry].calls += 1;
+  }
+  pending_.clear();
+  next_event_ = 0;
+  return Status::success();
+}
+
+// ---- StepProgram ----
+
+struct StepProgram::Run {
+  const KernelConfig& cfg;
+  cudaStream_t s;
+  LaunchProfiler* prof;
+  bool pdl;
+  bool quant;  // the GEMV variant reads quantised activations
+  bool hl;     // ... in the two-word format
+  gpu::TileTuning tile;
+
+  template <class F>
+  Status call(const char* label, F&& f) {
+    if (prof) QC_TRY(prof->begin(label, s));
+    const gpu::GpuStatus st = f();
+    if (!st.ok()) return make_error(std::string(label) + ": " + st.describe());
+    if (prof) QC_TRY(prof->end(s));
+    return Status::success();
+  }
+};
+
+namespace {
+
+StepProgram::Run make_run(const KernelConfig& cfg, cudaStream_t s, LaunchProfiler* prof);
+
+}  // namespace
+
+bool StepProgram::fused_gate_up(const DevLayer& L, const KernelConfig& cfg) const {
+  const bool tile = cfg.gemv == GemvVariant::kTile || cfg.gemv == GemvVariant::kTileH;
+  return cfg.fuse_gate_up && tile && L.gate_up.parts.size() == 1 && L.gate_up.parts[0].q8 &&
+         L.gate_up.n_out == 2 * c_.n_ff && c_.n_ff % gpu::kQBlock == 0;
+}
+
+Status StepProgram::norm(Run& r, const float* x, const float* w, int m, const QBuf& out) const {
+  gpu::RmsNormArgs a;
+  a.x = x;
+  a.ld_x = c_.n_embd;
+  a.weight = w;
+  a.n = c_.n_embd;
+  a.m = m;
+  a.eps = c_.rms_eps;
+  a.out = out.f;
+  a.ld_out = out.ld_f;
+  const bool fused = r.cfg.fuse_residual_norm_quant;
+  if (r.quant && fused) a.out_q = out.out(r.hl);
+  a.pdl = r.pdl;
+  QC_TRY(r.call("norm", [&] { return gpu::rmsnorm(a, r.s); }));
+  if (r.quant && !fused) {
+    gpu::QuantizeArgs q;
+    q.x = out.f;
+    q.ld_x = out.ld_f;
+    q.n = c_.n_embd;
+    q.m = m;
+    q.out = out.out(r.hl);
+    q.pdl = r.pdl;
+    QC_TRY(r.call("quantize", [&] { return gpu::quantize_act(q, r.s); }));
+  }
+  return Status::success();
+}
+
+Status StepProgram::site(Run& r, const char* label, const Site& s, const QBuf& in, int m, float* y, int ld_y,
+                         const float* residual) const {
+  for (const Linear& lin : s.parts) {
+    if (lin.q8) {
+      gpu::GemvQ8Args g;
+      g.w = lin.w;
+      g.x = in.in();
+      g.x_f32 = in.f;
+      g.ld_x_f32 = in.ld_f;
+      g.y = y + lin.out_offset;
+      g.ld_y = ld_y;
+      g.residual = residual ? residual + lin.out_offset : nullptr;
+      g.ld_residual = ld_y;
+      g.m = m;
+      g.variant = r.cfg.gemv;
+      g.split_k = r.cfg.split_k;
+      g.split_scratch = sc_.split;
+      g.tile = r.tile;
+      g.pdl = r.pdl;
+      QC_TRY(r.call(label, [&] { return gpu::gemv_q8(g, r.s); }));
+    } else {
+      gpu::GemvDenseArgs d;
+      d.w = lin.dense;
+      d.type = lin.dense_type;
+      d.n = lin.rows;
+      d.k = lin.cols;
+      d.ld_w = lin.cols;
+      d.x = in.f;
+      d.ld_x = in.ld_f;
+      d.y = y + lin.out_offset;
+      d.ld_y = ld_y;
+      d.residual = residual ? residual + lin.out_offset : nullptr;
+      d.ld_residual = ld_y;
+      d.m = m;
+      d.pdl = r.pdl;
+      QC_TRY(r.call(label, [&] { return gpu::gemv_dense(d, r.s); }));
+    }
+  }
+  return Status::success();
+}
+
+Status StepProgram::layer(Run& r, const DevLayer& L, float* h, const int* d_pos, int m, int ctx_hint) const {
+  const int H = c_.n_embd;
+  // Mixer: x = rmsnorm(h, attn_norm); h += out_proj(mixer(in_proj(x)))
+  QC_TRY(norm(r, h, L.attn_norm, m, sc_.x));
+  const int ldp = L.in_proj.n_out;
+  if (L.recurrent) {
+    QC_TRY(site(r, "gemv gdn in", L.in_proj, sc_.x, m, sc_.proj, ldp, nullptr));
+    gpu::GdnArgs g;
+    g.m = m;
+    g.n_k_heads = c_.ssm_n_k_heads;
+    g.n_v_heads = c_.ssm_n_v_heads;
+    g.head_k_dim = c_.ssm_head_k_dim;
+    g.head_v_dim = c_.ssm_head_v_dim;
+    g.conv_kernel = c_.ssm_conv_kernel;
+    g.qkv = sc_.proj;
+    g.ld_qkv = ldp;
+    g.z = sc_.proj + L.col_z;
+    g.ld_z = ldp;
+    g.beta = sc_.proj + L.col_beta;
+    g.ld_beta = ldp;
+    g.alpha = sc_.proj + L.col_alpha;
+    g.ld_alpha = ldp;
+    g.conv_w = L.conv_w;
+    g.dt_bias = L.dt_bias;
+    g.ssm_a = L.ssm_a;
+    g.norm_w = L.ssm_norm;
+    g.conv_ring = st_.ring(L.gdn_index);
+    g.state = st_.state(L.gdn_index);
+    g.d_pos = d_pos;
+    g.out = sc_.mix.f;
+    g.ld_out = sc_.mix.ld_f;
+    if (r.quant) g.out_q = sc_.mix.out(r.hl);
+    g.l2_eps = 1e-6f;  // transformers' l2norm eps (docs/REFERENCE.md), not rms_eps
+    g.norm_eps = c_.rms_eps;
+    g.pdl = r.pdl;
+    QC_TRY(r.call("gdn", [&] { return gpu::gdn_step(g, r.s); }));
+    QC_TRY(site(r, "gemv gdn out", L.out_proj, sc_.mix, m, h, H, h));
+  } else {
+    QC_TRY(site(r, "gemv attn in", L.in_proj, sc_.x, m, sc_.proj, ldp, nullptr));
+    gpu::AttentionArgs a;
+    a.q_gate = sc_.proj;
+    a.ld_q = ldp;
+    a.k = sc_.proj + L.col_k;
+    a.ld_k = ldp;
+    a.v = sc_.proj + L.col_v;
+    a.ld_v = ldp;
+    a.q_norm = L.q_norm;
+    a.k_norm = L.k_norm;
+    a.eps = c_.rms_eps;
+    a.rope_theta = c_.rope_theta;
+    a.rope_dims = c_.rope_dims;
+    a.n_head = c_.n_head;
+    a.n_kv = L.n_kv;
+    a.head_dim = c_.head_dim;
+    a.k_cache = st_.k_cache[static_cast<size_t>(L.kv_index)];
+    a.v_cache = st_.v_cache[static_cast<size_t>(L.kv_index)];
+    a.max_ctx = n_ctx_;
+    a.d_pos = d_pos;
+    a.m = m;
+    a.ctx_hint = ctx_hint;
+    a.q_scratch = sc_.attn_q;
+    a.partials = sc_.attn_partials;
+    a.out = sc_.mix.f;
+    a.ld_out = sc_.mix.ld_f;
+    if (r.quant) a.out_q = sc_.mix.out(r.hl);
+    a.pdl = r.pdl;
+    QC_TRY(r.call("attention", [&] { return gpu::attention_decode(a, r.s); }));
+    QC_TRY(site(r, "gemv attn out", L.out_proj, sc_.mix, m, h, H, h));
+  }
+  // FFN: x = rmsnorm(h, post_norm); h += down(silu(gate x) * up x)
+  QC_TRY(norm(r, h, L.post_norm, m, sc_.x));
+  const int F = c_.n_ff;
+  if (fused_gate_up(L, r.cfg)) {
+    const gpu::Q8Weights& w = L.gate_up.parts[0].w;
+    gpu::GemvQ8GateUpArgs g;
+    g.gate = gpu::Q8Weights{w.q, w.d, F, w.cols, w.row_stride};
+    g.up = gpu::Q8Weights{w.q ? w.q + static_cast<size_t>(F) * w.row_stride : nullptr,
+                          w.d ? w.d + static_cast<size_t>(F) * (w.cols / gpu::kQBlock) : nullptr, F, w.cols,
+                          w.row_stride};
+    g.x = sc_.x.in();
+    g.format = r.hl ? ActFormat::kHL : ActFormat::kH;
+    g.out_f32 = sc_.ffn.f;
+    g.ld_out = sc_.ffn.ld_f;
+    g.out_q = sc_.ffn.out(r.hl);
+    g.m = m;
+    g.tile = r.tile;
+    g.pdl = r.pdl;
+    QC_TRY(r.call("gemv ffn gate+up", [&] { return gpu::gemv_q8_gateup(g, r.s); }));
+  } else {
+    const int ldg = L.gate_up.n_out;
+    QC_TRY(site(r, "gemv ffn gate+up", L.gate_up, sc_.x, m, sc_.proj, ldg, nullptr));
+    gpu::SwigluArgs a;
+    a.gate = sc_.proj;
+    a.ld_gate = ldg;
+    a.up = sc_.proj + F;
+    a.ld_up = ldg;
+    a.n = F;
+    a.m = m;
+    a.out = sc_.ffn.f;
+    a.ld_out = sc_.ffn.ld_f;
+    if (r.quant) a.out_q = sc_.ffn.out(r.hl);
+    a.pdl = r.pdl;
+    QC_TRY(r.call("swiglu", [&] { return gpu::swiglu(a, r.s); }));
+  }
+  QC_TRY(site(r, "gemv ffn down", L.down, sc_.ffn, m, h, H, h));
+  return Status::success();
+}
+
+Status StepProgram::enqueue_main(int m, int ctx_hint, const KernelConfig& cfg, cudaStream_t s,
+                                 LaunchProfiler* prof) const {
+  Run r = make_run(cfg, s, prof);
+  const int H = c_.n_embd;
+  gpu::EmbedArgs e;
+  e.d_tokens = sc_.step + 1;
+  e.m = m;
+  e.type = m_.embd.type;
+  e.q8 = m_.embd.q8;
+  e.dense = m_.embd.dense;
+  e.n_vocab = c_.n_vocab;
+  e.dim = H;
+  e.out = sc_.h;
+  e.ld_out = H;
+  e.pdl = r.pdl;
+  QC_TRY(r.call("embed", [&] { return gpu::embed(e, s); }));
+  for (size_t il = 0; il < m_.layers.size(); ++il) {
+    QC_TRY(layer(r, m_.layers[il], sc_.h, sc_.step, m, ctx_hint));
+    if (cfg.probes) {
+      gpu::ProbeArgs p;
+      p.x = sc_.h + static_cast<size_t>(m - 1) * H;  // the last token row
+      p.n = H;
+      p.out = sc_.norms;
+      p.index = static_cast<int>(il);
+      p.pdl = r.pdl;
+      QC_TRY(r.call("probe", [&] { return gpu::probe_l2(p, s); }));
+    }
+  }
+  // hidden = rmsnorm(h, output_norm) (f32, returned) with its quantised words in sc.x; logits = lm_head.
+  QBuf fin = sc_.x;
+  fin.f = sc_.hidden;
+  fin.ld_f = H;
+  QC_TRY(norm(r, sc_.h, m_.output_norm, m, fin));
+  QC_TRY(site(r, "gemv lm_head", m_.lm_head, fin, m, sc_.logits, c_.n_vocab, nullptr));
+  return Status::success();
+}
+
+Status StepProgram::enqueue_mtp(int ctx_hint, const KernelConfig& cfg, cudaStream_t s,
+                                LaunchProfiler* prof) const {
+  if (!m_.has_mtp) return make_error("CUDA backend: the model has no MTP block");
+  Run r = make_run(cfg, s, prof);
+  const int H = c_.n_embd;
+  gpu::EmbedArgs e;
+  e.d_tokens = sc_.mtp_step + 1;
+  e.m = 1;
+  e.type = m_.embd.type;
+  e.q8 = m_.embd.q8;
+  e.dense = m_.embd.dense;
+  e.n_vocab = c_.n_vocab;
+  e.dim = H;
+  e.out = sc_.mtp_e;
+  e.ld_out = H;
+  e.pdl = r.pdl;
+  QC_TRY(r.call("embed", [&] { return gpu::embed(e, s); }));
+  // cat = [rmsnorm(embed(t), enorm) | rmsnorm(h, hnorm)]
+  gpu::MtpConcatArgs mc;
+  mc.e = sc_.mtp_e;
+  mc.ld_e = H;
+  mc.h = sc_.mtp_hin;
+  mc.ld_h = H;
+  mc.enorm = m_.mtp_enorm;
+  mc.hnorm = m_.mtp_hnorm;
+  mc.n = H;
+  mc.m = 1;
+  mc.eps = c_.rms_eps;
+  mc.out = sc_.mtp_cat.f;
+  mc.ld_out = sc_.mtp_cat.ld_f;
+  if (r.quant) mc.out_q = sc_.mtp_cat.out(r.hl);
+  mc.pdl = r.pdl;
+  QC_TRY(r.call("mtp concat", [&] { return gpu::mtp_concat(mc, s); }));
+  // x = eh_proj . cat; the block's attention layer on x at its position; head.
+  QC_TRY(site(r, "gemv mtp eh_proj", m_.mtp_eh_proj, sc_.mtp_cat, 1, sc_.mtp_x, H, nullptr));
+  QC_TRY(layer(r, m_.mtp_layer, sc_.mtp_x, sc_.mtp_step, 1, ctx_hint));
+  QBuf fin = sc_.x;
+  fin.f = sc_.mtp_hidden;
+  fin.ld_f = H;
+  QC_TRY(norm(r, sc_.mtp_x, m_.mtp_head_norm, 1, fin));
+  QC_TRY(site(r, "gemv lm_head", m_.lm_head, fin, 1, sc_.mtp_logits, c_.n_vocab, nullptr));
+  return Status::success();
+}
+
+namespace {
+
+StepProgram::Run make_run(const KernelConfig& cfg, cudaStream_t s, LaunchProfiler* prof) {
+  const ActFormat f = gemv_act_format(cfg.gemv);
+  return StepProgram::Run{cfg,
+                          s,
+                          prof,
+                          cfg.programmatic_launch,
+                          f != ActFormat::kF32,
+                          f == ActFormat::kHL,
+                          gpu::TileTuning{cfg.tile_rows_per_warp, cfg.tile_unroll, cfg.tile_blocks_per_sm}};
+}
+
+}  // namespace
+
+}  // namespace qc::cuda

@@ -1,0 +1,171 @@
+#include "import/hf_tokenizer.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unordered_map>
+
+#include "tokenizer/pretokenizer.h"
+
+namespace qc {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+Result<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(path + ": cannot open the file");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return make_error(path + ": read error");
+  return buf.str();
+}
+
+// tokenizer_config.json names special tokens as a string or as an AddedToken object {"content": ...}.
+std::string token_text(const json& cfg, const char* key) {
+  if (!cfg.contains(key)) return {};
+  const json& v = cfg[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object() && v.contains("content") && v["content"].is_string())
+    return v["content"].get<std::string>();
+  return {};
+}
+
+// The chat template of tokenizer_config.json: a string, or a list of {name, template} (the "default" one).
+Result<std::string> config_template(const json& cfg, const std::string& src) {
+  if (!cfg.contains("chat_template") || cfg["chat_template"].is_null()) return std::string();
+  const json& t = cfg["chat_template"];
+  if (t.is_string()) return t.get<std::string>();
+  if (t.is_array()) {
+    for (const json& e : t) {
+      if (e.is_object() && e.value("name", "") == "default" && e.contains("template") &&
+          e["template"].is_string()) {
+        return e["template"].get<std::string>();
+      }
+    }
+  }
+  return make_error(src +
+                    ": chat_template: expected a string or a list with a {\"name\": \"default\"} entry");
+}
+
+}  // namespace
+
+Result<HfTokenizer> read_hf_tokenizer(const std::string& dir, const HfTokenizerOptions& options) {
+  HfTokenizer out;
+  const std::string tok_path = (fs::path(dir) / "tokenizer.json").string();
+  std::error_code ec;
+  if (!fs::exists(tok_path, ec)) {
+    return make_error(tok_path + ": missing", "the checkpoint folder needs a byte-level BPE tokenizer.json");
+  }
+  QC_ASSIGN(const std::string tok_text, read_text(tok_path));
+  QC_ASSIGN(out.vocab, bpe_vocab_from_tokenizer_json(tok_text, tok_path));
+  BpeVocab& v = out.vocab;
+
+  std::unordered_map<std::string, int32_t> ids;
+  for (size_t i = 0; i < v.tokens.size(); ++i) ids.emplace(v.tokens[i], static_cast<int32_t>(i));
+  const auto id_of = [&](const std::string& text) -> int32_t {
+    const auto it = ids.find(text);
+    return it == ids.end() ? -1 : it->second;
+  };
+
+  const std::string cfg_path = (fs::path(dir) / "tokenizer_config.json").string();
+  if (fs::exists(cfg_path, ec)) {
+    QC_ASSIGN(const std::string cfg_text, read_text(cfg_path));
+    const json cfg = json::parse(cfg_text, nullptr, /*allow_exceptions=*/false);
+    if (cfg.is_discarded() || !cfg.is_object()) return make_error(cfg_path + ": not a JSON object");
+    v.eos = id_of(token_text(cfg, "eos_token"));
+    v.bos = id_of(token_text(cfg, "bos_token"));
+    v.pad = id_of(token_text(cfg, "pad_token"));
+    QC_ASSIGN(out.chat_template, config_template(cfg, cfg_path));
+    if (!out.chat_template.empty()) out.template_source = "tokenizer_config.json";
+  }
+  const std::string jinja_path = (fs::path(dir) / "chat_template.jinja").string();
+  if (fs::exists(jinja_path, ec)) {
+    QC_ASSIGN(out.chat_template, read_text(jinja_path));
+    out.template_source = "chat_template.jinja";
+  }
+  const int32_t n_tokens = static_cast<int32_t>(v.tokens.size());
+  if (v.eos < 0 && options.config_eos >= 0 && options.config_eos < n_tokens) v.eos = options.config_eos;
+  if (v.bos < 0 && options.config_bos >= 0 && options.config_bos < n_tokens) v.bos = options.config_bos;
+
+  if (options.n_rows > 0) {
+    if (n_tokens > options.n_rows) {
+      return make_error(tok_path + ": " + std::to_string(n_tokens) + " tokens but the model has only " +
+                        std::to_string(options.n_rows) + " embedding rows (config.json vocab_size)");
+    }
+    if (v.token_types.empty())
+      v.token_types.assign(v.tokens.size(), static_cast<int32_t>(TokenType::kNormal));
+    for (int32_t i = n_tokens; i < options.n_rows; ++i) {
+      v.tokens.push_back("[PAD" + std::to_string(i) + "]");
+      v.token_types.push_back(static_cast<int32_t>(TokenType::kUnused));
+    }
+  }
+  // Fail here, not when the converted file is first loaded.
+  auto check = make_bpe_tokenizer(v);
+  if (!check.ok()) return make_error(tok_path + ": " + check.error().message, check.error().hint);
+  return out;
+}
+
+Result<std::string> bpe_vocab_to_tokenizer_json(const BpeVocab& v) {
+  const std::string_view regex = pretokenizer_regex(v.pre);
+  if (regex.empty()) return make_error("pre-tokenizer \"" + v.pre + "\" is unknown");
+  json vocab = json::object();
+  json added = json::array();
+  for (size_t i = 0; i < v.tokens.size(); ++i) {
+    const int32_t type = v.token_types.empty() ? static_cast<int32_t>(TokenType::kNormal) : v.token_types[i];
+    if (type == static_cast<int32_t>(TokenType::kControl) ||
+        type == static_cast<int32_t>(TokenType::kUserDefined)) {
+      added.push_back({{"id", i},
+                       {"content", v.tokens[i]},
+                       {"single_word", false},
+                       {"lstrip", false},
+                       {"rstrip", false},
+                       {"normalized", false},
+                       {"special", type == static_cast<int32_t>(TokenType::kControl)}});
+    } else if (type != static_cast<int32_t>(TokenType::kUnused)) {
+      vocab[v.tokens[i]] = i;
+    }
+  }
+  json merges = json::array();
+  for (const std::string& m : v.merges) {
+    const size_t sp = m.find(' ');
+    if (sp == std::string::npos) return make_error("merge \"" + m + "\" is not \"left right\"");
+    merges.push_back(json::array({m.substr(0, sp), m.substr(sp + 1)}));
+  }
+  const json j = {
+      {"version", "1.0"},
+      {"truncation", nullptr},
+      {"padding", nullptr},
+      {"added_tokens", added},
+      {"normalizer", {{"type", "NFC"}}},
+      {"pre_tokenizer",
+       {{"type", "Sequence"},
+        {"pretokenizers", json::array({{{"type", "Split"},
+                                        {"pattern", {{"Regex", std::string(regex)}}},
+                                        {"behavior", "Isolated"},
+                                        {"invert", false}},
+                                       {{"type", "ByteLevel"},
+                                        {"add_prefix_space", false},
+                                        {"trim_offsets", false},
+                                        {"use_regex", false}}})}}},
+      {"post_processor", nullptr},
+      {"decoder",
+       {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
+      {"model",
+       {{"type", "BPE"},
+        {"dropout", nullptr},
+        {"unk_token", nullptr},
+        {"continuing_subword_prefix", ""},
+        {"end_of_word_suffix", ""},
+        {"fuse_unk", false},
+        {"byte_fallback", false},
+        {"ignore_merges", v.ignore_merges},
+        {"vocab", vocab},
+        {"merges", merges}}},
+  };
+  return j.dump(1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace qc

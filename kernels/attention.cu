@@ -1,0 +1,310 @@
+// Kernels of attention.h: prep (norm + RoPE + KV store), split (partial softmax over a range of
+// positions for one KV head's query group), merge (fixed-order combine + output gate + quantise).
+#include <algorithm>
+
+#include "attention.h"
+#include "common.cuh"
+
+namespace qc::gpu {
+namespace {
+
+constexpr int kSplitWarps = 4;
+constexpr int kSplitThreads = 32 * kSplitWarps;
+
+// ---- prep: grid (n_head + n_kv, M), head_dim threads ----
+__global__ void __launch_bounds__(256) attn_prep_kernel(const AttentionArgs a) {
+  __shared__ float scratch[32];
+  __shared__ float buf[256];
+  pdl_wait();
+  pdl_trigger();
+  const int h = blockIdx.x, m = blockIdx.y, d = threadIdx.x, dim = a.head_dim;
+  const int pos = *a.d_pos + m;
+  const bool is_q = h < a.n_head;
+  const int kh = h - a.n_head;
+  const float x = is_q ? a.q_gate[m * a.ld_q + h * 2 * dim + d] : a.k[m * a.ld_k + kh * dim + d];
+  const float ss = block_sum(__fmul_rn(x, x), scratch);
+  const float inv = __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(ss, static_cast<float>(dim)), a.eps)));
+  const float y = __fmul_rn(__fmul_rn(x, inv), is_q ? a.q_norm[d] : a.k_norm[d]);
+  buf[d] = y;
+  __syncthreads();
+  float r = y;
+  const int half = a.rope_dims / 2;
+  if (d < a.rope_dims) {
+    const int i = d < half ? d : d - half;
+    const double inv_freq = pow(static_cast<double>(a.rope_theta), -2.0 * i / a.rope_dims);
+    double sd, cd;
+    sincos(static_cast<double>(pos) * inv_freq, &sd, &cd);
+    const float s = static_cast<float>(sd), c = static_cast<float>(cd);
+    r = d < half ? __fsub_rn(__fmul_rn(y, c), __fmul_rn(buf[d + half], s))
+                 : __fadd_rn(__fmul_rn(y, c), __fmul_rn(buf[d - half], s));
+  }
+  if (is_q) {
+    a.q_scratch[(m * a.n_head + h) * dim + d] = r;
+  } else if (pos >= 0 && pos < a.max_ctx) {
+    const size_t at = (static_cast<size_t>(kh) * a.max_ctx + pos) * dim + d;
+    a.k_cache[at] = f2h(r);
+    a.v_cache[at] = f2h(a.v[m * a.ld_v + kh * dim + d]);
+  }
+}
+
+// ---- split: grid (n_kv * n_splits, M), 4 warps; G query heads per KV head, DPL dims per lane ----
+template <int DPL>
+__device__ __forceinline__ void load_f16_row(const uint16_t* p, float* out) {
+  if constexpr (DPL == 8) {
+    const uint4 raw = *reinterpret_cast<const uint4*>(p);
+    const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      out[2 * j] = h2f(static_cast<uint16_t>(w[j] & 0xffffu));
+      out[2 * j + 1] = h2f(static_cast<uint16_t>(w[j] >> 16));
+    }
+  } else {
+    const uint2 raw = *reinterpret_cast<const uint2*>(p);
+    const uint32_t w[2] = {raw.x, raw.y};
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      out[2 * j] = h2f(static_cast<uint16_t>(w[j] & 0xffffu));
+      out[2 * j + 1] = h2f(static_cast<uint16_t>(w[j] >> 16));
+    }
+  }
+}
+
+template <int G, int DPL>
+__global__ void __launch_bounds__(kSplitThreads)
+    attn_split_kernel(const AttentionArgs a, int n_splits, int split_len, float scale) {
+  constexpr int D = 32 * DPL;
+  extern __shared__ float sm[];  // per warp: max[G], sum[G], acc[G][D]
+  pdl_wait();
+  pdl_trigger();
+  const int g = blockIdx.x / n_splits, s = blockIdx.x - g * n_splits, m = blockIdx.y;
+  const int last = *a.d_pos + m;  // inclusive
+  const int t0 = s * split_len, t1 = min(min(t0 + split_len, last + 1), a.max_ctx);
+  if (t0 >= t1) return;  // block-uniform: this split is beyond the current position
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+  float q[G][DPL];
+#pragma unroll
+  for (int h = 0; h < G; ++h)
+#pragma unroll
+    for (int j = 0; j < DPL; ++j) q[h][j] = a.q_scratch[(m * a.n_head + g * G + h) * D + lane * DPL + j];
+
+  float mx[G], l[G], acc[G][DPL];
+#pragma unroll
+  for (int h = 0; h < G; ++h) {
+    mx[h] = -INFINITY;
+    l[h] = 0.0f;
+#pragma unroll
+    for (int j = 0; j < DPL; ++j) acc[h][j] = 0.0f;
+  }
+  const uint16_t* kbase = a.k_cache + static_cast<size_t>(g) * a.max_ctx * D + lane * DPL;
+  const uint16_t* vbase = a.v_cache + static_cast<size_t>(g) * a.max_ctx * D + lane * DPL;
+  for (int t = t0 + warp; t < t1; t += kSplitWarps) {
+    float kf[DPL], vf[DPL];
+    load_f16_row<DPL>(kbase + static_cast<size_t>(t) * D, kf);
+    load_f16_row<DPL>(vbase + static_cast<size_t>(t) * D, vf);
+#pragma unroll
+    for (int h = 0; h < G; ++h) {
+      float dot = 0.0f;
+#pragma unroll
+      for (int j = 0; j < DPL; ++j) dot = __fmaf_rn(q[h][j], kf[j], dot);
+      const float sc = __fmul_rn(warp_sum(dot), scale);
+      const float m_new = fmaxf(mx[h], sc);
+      const float corr = expf(__fsub_rn(mx[h], m_new));
+      const float p = expf(__fsub_rn(sc, m_new));
+      l[h] = __fmaf_rn(l[h], corr, p);
+#pragma unroll
+      for (int j = 0; j < DPL; ++j) acc[h][j] = __fmaf_rn(acc[h][j], corr, __fmul_rn(p, vf[j]));
+      mx[h] = m_new;
+    }
+  }
+  // Per-warp partials to shared memory, then the fixed-order combine over the warps.
+  float* wmax = sm + warp * G * (D + 2);
+  float* wsum = wmax + G;
+  float* wacc = wsum + G;
+#pragma unroll
+  for (int h = 0; h < G; ++h) {
+    if (lane == 0) {
+      wmax[h] = mx[h];
+      wsum[h] = l[h];
+    }
+#pragma unroll
+    for (int j = 0; j < DPL; ++j) wacc[h * D + lane * DPL + j] = acc[h][j];
+  }
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < G * D; idx += kSplitThreads) {
+    const int h = idx / D, d = idx - h * D;
+    float big = -INFINITY;
+    for (int w = 0; w < kSplitWarps; ++w) big = fmaxf(big, sm[w * G * (D + 2) + h]);
+    float sum = 0.0f, o = 0.0f;
+    for (int w = 0; w < kSplitWarps; ++w) {
+      const float* base = sm + w * G * (D + 2);
+      const float f = base[h] == -INFINITY ? 0.0f : expf(__fsub_rn(base[h], big));  // idle warp: weight 0
+      sum = __fmaf_rn(base[G + h], f, sum);
+      o = __fmaf_rn(base[2 * G + h * D + d], f, o);
+    }
+    float* part = a.partials + ((static_cast<size_t>(m) * a.n_head + g * G + h) * n_splits + s) * (D + 2);
+    part[d] = o;
+    if (d == 0) {
+      part[D] = big;
+      part[D + 1] = sum;
+    }
+  }
+}
+
+// ---- merge: grid (n_head, M), head_dim threads ----
+__global__ void __launch_bounds__(256) attn_merge_kernel(const AttentionArgs a, int n_splits, int split_len) {
+  pdl_wait();
+  pdl_trigger();
+  const int h = blockIdx.x, m = blockIdx.y, d = threadIdx.x, dim = a.head_dim;
+  const int last = min(*a.d_pos + m, a.max_ctx - 1);
+  const int used = min(n_splits, last / split_len + 1);
+  const float* base = a.partials + (static_cast<size_t>(m) * a.n_head + h) * n_splits * (dim + 2);
+  float big = -INFINITY;
+  for (int s = 0; s < used; ++s) big = fmaxf(big, base[s * (dim + 2) + dim]);
+  float sum = 0.0f, o = 0.0f;
+  for (int s = 0; s < used; ++s) {
+    const float* p = base + s * (dim + 2);
+    const float f = expf(__fsub_rn(p[dim], big));
+    sum = __fmaf_rn(p[dim + 1], f, sum);
+    o = __fmaf_rn(p[d], f, o);
+  }
+  const float gate = a.q_gate[m * a.ld_q + h * 2 * dim + dim + d];
+  const float y = __fmul_rn(__fdiv_rn(o, sum), sigmoid(gate));
+  const int col = h * dim + d;
+  if (a.out) a.out[m * a.ld_out + col] = y;
+  if (a.out_q.hi) {
+    const int warp_col = col - (threadIdx.x & 31);
+    quantize_block_warp(y, a.out_q.hi + m * a.out_q.ld + warp_col,
+                        a.out_q.lo ? a.out_q.lo + m * a.out_q.ld + warp_col : nullptr,
+                        a.out_q.scale + m * a.out_q.ld_scale + warp_col / kQBlock);
+  }
+}
+
+// ---- standalone KV store: grid (n_kv, M), head_dim threads ----
+__global__ void __launch_bounds__(256) kv_store_kernel(const KvStoreArgs a) {
+  pdl_wait();
+  pdl_trigger();
+  const int kh = blockIdx.x, m = blockIdx.y, d = threadIdx.x;
+  const int pos = *a.d_pos + m;
+  if (pos < 0 || pos >= a.max_ctx) return;
+  const size_t at = (static_cast<size_t>(kh) * a.max_ctx + pos) * a.head_dim + d;
+  a.k_cache[at] = f2h(a.k[m * a.ld_k + kh * a.head_dim + d]);
+  a.v_cache[at] = f2h(a.v[m * a.ld_v + kh * a.head_dim + d]);
+}
+
+template <int G>
+cudaError_t launch_split_g(const AttentionArgs& a, dim3 grid, int n_splits, int split_len, float scale,
+                           cudaStream_t s) {
+  if (a.head_dim == 256) {
+    const size_t smem = static_cast<size_t>(kSplitWarps) * G * (256 + 2) * sizeof(float);
+    return launch_kernel(attn_split_kernel<G, 8>, grid, dim3(kSplitThreads), smem, s, a.pdl, a, n_splits,
+                         split_len, scale);
+  }
+  const size_t smem = static_cast<size_t>(kSplitWarps) * G * (128 + 2) * sizeof(float);
+  return launch_kernel(attn_split_kernel<G, 4>, grid, dim3(kSplitThreads), smem, s, a.pdl, a, n_splits,
+                       split_len, scale);
+}
+
+std::string num(long long v) {
+  return std::to_string(v);
+}
+
+}  // namespace
+
+int attention_split_len(int ctx_hint, int n_kv, int m, int sm_count) {
+  const int target_blocks = 2 * std::max(sm_count, 1);
+  const int splits = std::max(1, target_blocks / std::max(1, n_kv * m));
+  const int len = (std::max(ctx_hint, 1) + splits - 1) / splits;
+  return std::max(64, (len + 63) / 64 * 64);
+}
+
+size_t attention_q_scratch_floats(int n_head, int head_dim, int m) {
+  return static_cast<size_t>(n_head) * head_dim * m;
+}
+
+size_t attention_partial_floats(int n_head, int head_dim, int m, int ctx_hint, int split_len) {
+  const int n_splits = (ctx_hint + split_len - 1) / split_len;
+  return static_cast<size_t>(m) * n_head * n_splits * (head_dim + 2);
+}
+
+GpuStatus attention_decode(const AttentionArgs& in, cudaStream_t stream) {
+  AttentionArgs a = in;
+  QC_GPU_REQUIRE(a.q_gate && a.k && a.v && a.q_norm && a.k_norm && a.k_cache && a.v_cache && a.d_pos &&
+                     a.q_scratch && a.partials,
+                 "attention_decode: a required pointer is null");
+  QC_GPU_REQUIRE(a.head_dim == 128 || a.head_dim == 256,
+                 "attention_decode: head_dim must be 128 or 256, got " + num(a.head_dim));
+  QC_GPU_REQUIRE(a.n_kv > 0 && a.n_head > 0 && a.n_head % a.n_kv == 0,
+                 "attention_decode: n_head (" + num(a.n_head) + ") must be a positive multiple of n_kv (" +
+                     num(a.n_kv) + ")");
+  const int group = a.n_head / a.n_kv;
+  QC_GPU_REQUIRE(group == 1 || group == 2 || group == 3 || group == 4 || group == 6 || group == 8,
+                 "attention_decode: GQA group size must be 1, 2, 3, 4, 6 or 8, got " + num(group));
+  QC_GPU_REQUIRE(a.rope_dims >= 0 && a.rope_dims % 2 == 0 && a.rope_dims <= a.head_dim,
+                 "attention_decode: rope_dims must be even and <= head_dim, got " + num(a.rope_dims));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "attention_decode: M must be in [1, 4], got " + num(a.m));
+  QC_GPU_REQUIRE(
+      a.ctx_hint >= a.m && a.ctx_hint <= a.max_ctx,
+      "attention_decode: ctx_hint must be in [M, max_ctx=" + num(a.max_ctx) + "], got " + num(a.ctx_hint));
+  QC_GPU_REQUIRE(
+      a.ld_q >= 2 * a.n_head * a.head_dim && a.ld_k >= a.n_kv * a.head_dim && a.ld_v >= a.n_kv * a.head_dim,
+      "attention_decode: ld_q >= 2*n_head*head_dim and ld_k, ld_v >= n_kv*head_dim required");
+  QC_GPU_REQUIRE(a.out || a.out_q.hi, "attention_decode: no output requested");
+  QC_GPU_REQUIRE(!a.out || a.ld_out >= a.n_head * a.head_dim,
+                 "attention_decode: ld_out must be >= n_head*head_dim");
+  QC_GPU_REQUIRE(!a.out_q.hi || (a.out_q.scale && a.out_q.ld >= a.n_head * a.head_dim &&
+                                 a.out_q.ld_scale >= a.n_head * a.head_dim / kQBlock),
+                 "attention_decode: out_q needs scale, ld >= n_head*head_dim, ld_scale >= that / 32");
+  if (a.split_len <= 0) a.split_len = attention_split_len(a.ctx_hint, a.n_kv, a.m, device_sm_count());
+  const int n_splits = (a.ctx_hint + a.split_len - 1) / a.split_len;
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.head_dim)));
+
+  QC_CUDA_CHECK(
+      launch_kernel(attn_prep_kernel, dim3(a.n_head + a.n_kv, a.m), dim3(a.head_dim), 0, stream, a.pdl, a));
+  QC_LAUNCH_CHECK("attn_prep_kernel", stream);
+  const dim3 grid(a.n_kv * n_splits, a.m);
+  cudaError_t e = cudaErrorInvalidValue;
+  switch (group) {
+    case 1:
+      e = launch_split_g<1>(a, grid, n_splits, a.split_len, scale, stream);
+      break;
+    case 2:
+      e = launch_split_g<2>(a, grid, n_splits, a.split_len, scale, stream);
+      break;
+    case 3:
+      e = launch_split_g<3>(a, grid, n_splits, a.split_len, scale, stream);
+      break;
+    case 4:
+      e = launch_split_g<4>(a, grid, n_splits, a.split_len, scale, stream);
+      break;
+    case 6:
+      e = launch_split_g<6>(a, grid, n_splits, a.split_len, scale, stream);
+      break;
+    case 8:
+      e = launch_split_g<8>(a, grid, n_splits, a.split_len, scale, stream);
+      break;
+    default:
+      break;
+  }
+  if (e != cudaSuccess) return GpuStatus::cuda(e, "launch attn_split_kernel", __FILE__, __LINE__);
+  QC_LAUNCH_CHECK("attn_split_kernel", stream);
+  QC_CUDA_CHECK(launch_kernel(attn_merge_kernel, dim3(a.n_head, a.m), dim3(a.head_dim), 0, stream, a.pdl, a,
+                              n_splits, a.split_len));
+  QC_LAUNCH_CHECK("attn_merge_kernel", stream);
+  return GpuStatus::success();
+}
+
+GpuStatus kv_store(const KvStoreArgs& a, cudaStream_t stream) {
+  QC_GPU_REQUIRE(a.k && a.v && a.k_cache && a.v_cache && a.d_pos, "kv_store: a required pointer is null");
+  QC_GPU_REQUIRE(
+      a.head_dim > 0 && a.head_dim <= 1024 && a.n_kv > 0,
+      "kv_store: need 0 < head_dim <= 1024 and n_kv > 0, got " + num(a.head_dim) + ", " + num(a.n_kv));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "kv_store: M must be in [1, 4], got " + num(a.m));
+  QC_GPU_REQUIRE(a.ld_k >= a.n_kv * a.head_dim && a.ld_v >= a.n_kv * a.head_dim,
+                 "kv_store: ld_k and ld_v must be >= n_kv*head_dim");
+  QC_CUDA_CHECK(launch_kernel(kv_store_kernel, dim3(a.n_kv, a.m), dim3(a.head_dim), 0, stream, a.pdl, a));
+  QC_LAUNCH_CHECK("kv_store_kernel", stream);
+  return GpuStatus::success();
+}
+
+}  // namespace qc::gpu

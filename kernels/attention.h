@@ -1,0 +1,81 @@
+// Gated full attention for M <= 4 decode tokens at positions pos .. pos+M-1, pos = *d_pos (device memory,
+// so the step can be captured in a CUDA graph) -- QWEN35.md section 4:
+//   1. per query head: RMSNorm(q_head, q_norm), partial NeoX RoPE; per KV head: RMSNorm(k, k_norm), RoPE;
+//      k and v stored as f16 at their positions (token m at pos + m);
+//   2. softmax(q . k / sqrt(head_dim)) over positions 0 .. pos+m (query head h reads KV head h / (H/Hkv)),
+//      split over the sequence (flash-decoding): each split writes a partial (max, sum, unnormalised o) and
+//      a merge combines the splits in ascending order -- deterministic;
+//   3. out = o * sigmoid(gate), as f32 and/or quantised for attn_output.
+// RoPE: pairs (i, i + rope_dims/2) for i < rope_dims/2, angle = position * theta^(-2i/rope_dims), computed
+// in double and rounded to f32 once (exact to f32 even at position 262143, where an f32 product of
+// position and frequency would be off by up to 0.016 rad).
+//
+// Cost: the KV cache is read once per KV head and token row (the GQA group's query heads share the load):
+// 4 KiB per position per layer for the 27B, the decode term that grows with context.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "layout.h"
+#include "status.h"
+
+namespace qc::gpu {
+
+struct AttentionArgs {
+  const float* q_gate = nullptr;  // [M][ld_q]: per query head [query head_dim | gate head_dim]
+  int ld_q = 0;
+  const float* k = nullptr;  // [M][ld_k]: n_kv heads of head_dim
+  int ld_k = 0;
+  const float* v = nullptr;  // [M][ld_v]
+  int ld_v = 0;
+  const float* q_norm = nullptr;  // [head_dim]
+  const float* k_norm = nullptr;  // [head_dim]
+  float eps = 1e-6f;
+  float rope_theta = 1e7f;
+  int rope_dims = 64;  // even, <= head_dim
+  int n_head = 0;      // query heads; a multiple of n_kv with group size 1, 2, 3, 4, 6 or 8
+  int n_kv = 0;
+  int head_dim = 0;             // 128 or 256
+  uint16_t* k_cache = nullptr;  // [n_kv][max_ctx][head_dim] f16 bits
+  uint16_t* v_cache = nullptr;
+  int max_ctx = 0;
+  const int* d_pos = nullptr;  // device: position of token row 0
+  int m = 1;
+  int ctx_hint = 0;            // host: >= pos + M on every replay; sizes the split grid
+  int split_len = 0;           // positions per split; 0 = attention_split_len(...)
+  float* q_scratch = nullptr;  // attention_q_scratch_floats()
+  float* partials = nullptr;   // attention_partial_floats()
+  float* out = nullptr;        // optional [M][ld_out], n_head * head_dim wide
+  int ld_out = 0;
+  QActOut out_q{};  // optional quantised out
+  bool pdl = false;
+};
+
+// Positions per split for a grid of about two blocks per SM (multiple of 64).
+int attention_split_len(int ctx_hint, int n_kv, int m, int sm_count);
+size_t attention_q_scratch_floats(int n_head, int head_dim, int m);
+size_t attention_partial_floats(int n_head, int head_dim, int m, int ctx_hint, int split_len);
+GpuStatus attention_decode(const AttentionArgs& args, cudaStream_t stream);
+
+// Store M rows of k and v (already normalised and rotated) at positions *d_pos + m. Used where k/v come
+// from elsewhere (the MTP block's cache fill); attention_decode stores its own.
+struct KvStoreArgs {
+  const float* k = nullptr;  // [M][ld_k]
+  int ld_k = 0;
+  const float* v = nullptr;  // [M][ld_v]
+  int ld_v = 0;
+  int n_kv = 0;
+  int head_dim = 0;
+  uint16_t* k_cache = nullptr;  // [n_kv][max_ctx][head_dim]
+  uint16_t* v_cache = nullptr;
+  int max_ctx = 0;
+  const int* d_pos = nullptr;
+  int m = 1;
+  bool pdl = false;
+};
+GpuStatus kv_store(const KvStoreArgs& args, cudaStream_t stream);
+
+}  // namespace qc::gpu

@@ -1,0 +1,64 @@
+// One thread per output element, grid (ceil(dim/256), M). A row is a few KB; the lookup is launch latency.
+#include "common.cuh"
+#include "embed.h"
+
+namespace qc::gpu {
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void __launch_bounds__(kThreads) embed_kernel(const EmbedArgs a) {
+  pdl_wait();
+  pdl_trigger();
+  const int m = blockIdx.y;
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= a.dim) return;
+  const int tok = a.d_tokens[m];
+  float v = __int_as_float(0x7fc00000);  // NaN for an id out of range
+  if (tok >= 0 && tok < a.n_vocab) {
+    const size_t row = static_cast<size_t>(tok);
+    switch (a.type) {
+      case EmbedType::kQ8:
+        v = __fmul_rn(h2f(a.q8.d[row * (a.dim / kQBlock) + i / kQBlock]),
+                      static_cast<float>(a.q8.q[row * a.q8.row_stride + i]));
+        break;
+      case EmbedType::kF32:
+        v = static_cast<const float*>(a.dense)[row * a.dim + i];
+        break;
+      case EmbedType::kF16:
+        v = h2f(static_cast<const uint16_t*>(a.dense)[row * a.dim + i]);
+        break;
+      case EmbedType::kBF16:
+        v = bf2f(static_cast<const uint16_t*>(a.dense)[row * a.dim + i]);
+        break;
+    }
+  }
+  a.out[m * a.ld_out + i] = v;
+}
+
+std::string num(long long v) {
+  return std::to_string(v);
+}
+
+}  // namespace
+
+GpuStatus embed(const EmbedArgs& a, cudaStream_t stream) {
+  QC_GPU_REQUIRE(a.d_tokens && a.out, "embed: d_tokens and out must be non-null");
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "embed: M must be in [1, 4], got " + num(a.m));
+  QC_GPU_REQUIRE(a.dim > 0 && a.n_vocab > 0, "embed: dim and n_vocab must be positive");
+  QC_GPU_REQUIRE(a.ld_out >= a.dim, "embed: ld_out must be >= dim=" + num(a.dim) + ", got " + num(a.ld_out));
+  if (a.type == EmbedType::kQ8) {
+    QC_GPU_REQUIRE(a.q8.q && a.q8.d, "embed: Q8 table pointers are null");
+    QC_GPU_REQUIRE(a.q8.rows == a.n_vocab && a.q8.cols == a.dim && a.dim % kQBlock == 0,
+                   "embed: Q8 table must be n_vocab x dim (" + num(a.n_vocab) + " x " + num(a.dim) +
+                       ", dim multiple of 32), got " + num(a.q8.rows) + " x " + num(a.q8.cols));
+  } else {
+    QC_GPU_REQUIRE(a.dense, "embed: dense table pointer is null");
+  }
+  QC_CUDA_CHECK(launch_kernel(embed_kernel, dim3((a.dim + kThreads - 1) / kThreads, a.m), dim3(kThreads), 0,
+                              stream, a.pdl, a));
+  QC_LAUNCH_CHECK("embed_kernel", stream);
+  return GpuStatus::success();
+}
+
+}  // namespace qc::gpu

@@ -1,0 +1,64 @@
+// Gated DeltaNet decode step for M <= 4 tokens, processed in order (QWEN35.md section 3):
+//   u = silu(causal conv(x)) over the q|k|v channels; q, k L2-normalised per head (x / sqrt(sum x^2 + eps)),
+//   q *= 1/sqrt(head_k_dim); beta = sigmoid(b); g = softplus(a + dt_bias) * ssm_a; per value head j with
+//   key head j % n_k_heads (the GGUF's tiled order) and f32 state S [dk][dv]:
+//     S = S * exp(g);  mem = S^T k;  delta = beta * (v - mem);  S = S + k delta^T;  o = S^T q
+//   y_j = rmsnorm(o_j, norm_w) * silu(z_j)   (norm weight shared by the heads, no +1)
+// written as f32 and/or quantised for ssm_out.
+//
+// Conv state as a ring: the conv input of position t lives in slot t % kConvRing of conv_ring, so a step
+// reads the slots of the previous (conv_kernel - 1) positions and writes the slots of its own M positions;
+// with M + conv_kernel - 1 <= kConvRing these never collide, so blocks need no ordering among themselves,
+// and rolling back rejected MTP tokens needs no conv snapshot at all: decoding simply continues from the
+// accepted position. The ring must be zeroed when a sequence starts.
+// The recurrent state is updated in place; state_per_token (optional) receives the state after each of
+// the M tokens, which is what MTP verification needs to restore a partially accepted draft.
+//
+// Cost: the state (64 KiB per value head, 3 MiB per 27B layer) is read and written once per step, for
+// all M tokens; one block per value head keeps its head's state in registers (one column per thread).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "layout.h"
+#include "status.h"
+
+namespace qc::gpu {
+
+inline constexpr int kConvRing = 8;
+
+struct GdnArgs {
+  int m = 1;
+  int n_k_heads = 0;           // key heads (ssm.group_count)
+  int n_v_heads = 0;           // value heads (ssm.time_step_rank), a multiple of n_k_heads
+  int head_k_dim = 0;          // 64 or 128 (ssm.state_size)
+  int head_v_dim = 0;          // multiple of 32, <= 256
+  int conv_kernel = 4;         // M + conv_kernel - 1 <= kConvRing
+  const float* qkv = nullptr;  // [M][ld_qkv] conv inputs: q (Nk*dk) | k (Nk*dk) | v (Nv*dv)
+  int ld_qkv = 0;
+  const float* z = nullptr;  // [M][ld_z] output gate, Nv*dv
+  int ld_z = 0;
+  const float* beta = nullptr;  // [M][ld_beta] ssm_beta projection, before the sigmoid
+  int ld_beta = 0;
+  const float* alpha = nullptr;  // [M][ld_alpha] ssm_alpha projection, before softplus
+  int ld_alpha = 0;
+  const float* conv_w = nullptr;     // [conv_dim][conv_kernel] (GGUF ssm_conv1d {conv_kernel, conv_dim})
+  const float* dt_bias = nullptr;    // [Nv]
+  const float* ssm_a = nullptr;      // [Nv] = -exp(A_log)
+  const float* norm_w = nullptr;     // [dv]
+  float* conv_ring = nullptr;        // [kConvRing][conv_dim]
+  float* state = nullptr;            // [Nv][dk][dv]
+  float* state_per_token = nullptr;  // optional [M][Nv][dk][dv]
+  const int* d_pos = nullptr;        // device: position of token row 0
+  float* out = nullptr;              // optional [M][ld_out], Nv*dv
+  int ld_out = 0;
+  QActOut out_q{};  // optional quantised y
+  float l2_eps = 1e-6f;
+  float norm_eps = 1e-6f;
+  bool pdl = false;
+
+  int conv_dim() const { return 2 * n_k_heads * head_k_dim + n_v_heads * head_v_dim; }
+};
+GpuStatus gdn_step(const GdnArgs& args, cudaStream_t stream);
+
+}  // namespace qc::gpu

@@ -1,0 +1,68 @@
+// Q8_0 GEMV family: y[m][n] = sum_k W[n][k] * a[m][k] (+ residual[m][n]) for M <= 4 token rows, weights
+// in the split layout (layout.h), read once for all M tokens. The variants (kernel_config.h) differ in
+// schedule and activation format; see kernels/gemv_q8_lane.cuh for the accumulation-order contract that
+// makes the classes {h, hu, h2, tile_h} and {hl, hlu, hlu4, hl2, tile} bit-identical.
+//
+// Cost: a GEMV streams N*K*34/32 weight bytes once; activations (M*K bytes, or 2x for hl) and outputs are
+// <1% of that. The kernels are bandwidth-bound, and what decides their speed is how many weight bytes are
+// in flight per SM and how fast a launch ramps up and drains (docs/KERNELS.md, PERFORMANCE.md).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "layout.h"
+#include "qwenchat/kernel_config.h"
+#include "status.h"
+
+namespace qc::gpu {
+
+// Schedule of the tile variants. 0 / -1 = chosen per shape by the launcher (tile_tuning_for()).
+struct TileTuning {
+  int rows_per_warp = 0;   // 1 or 2 rows of W per warp (the activation is read once for all of them)
+  int unroll = 0;          // 4 or 8 segments (512 weights each) issued per row before the first is used
+  int blocks_per_sm = -1;  // 0: one row tile per block (hardware schedules the tail); k > 0: persistent
+                           // grid of k blocks per SM walking the row tiles
+};
+// The launcher's choice for a shape (M tokens, K inputs, N outputs) on `sm_count` multiprocessors.
+TileTuning tile_tuning_for(int m, int k, int n, int sm_count);
+
+struct GemvQ8Args {
+  Q8Weights w;                   // N x K
+  QActIn x;                      // quantised activations (h: x.lo may be null; hl: both words)
+  const float* x_f32 = nullptr;  // f32 activations [M][ld_x_f32] for the deq variant
+  int ld_x_f32 = 0;
+  float* y = nullptr;  // [M][ld_y]
+  int ld_y = 0;
+  const float* residual = nullptr;  // optional: y = W a + residual (may alias y: in-place h += W a)
+  int ld_residual = 0;
+  int m = 1;  // token rows, 1..4
+  GemvVariant variant = GemvVariant::kTile;
+  int split_k = 4;                 // chunks for kSplitK
+  float* split_scratch = nullptr;  // kSplitK: split_k * M * N floats (gemv_q8_split_scratch_floats)
+  TileTuning tile{};               // kTile / kTileH
+  bool pdl = false;                // launch with the programmatic-serialization attribute (sm_90)
+};
+
+size_t gemv_q8_split_scratch_floats(int split_k, int m, int n);
+
+// One entry point for every variant (a switch over args.variant, in gemv_q8.cpp).
+GpuStatus gemv_q8(const GemvQ8Args& args, cudaStream_t stream);
+
+// Fused FFN entry: g = W_gate a, u = W_up a, h = silu(g) * u, written as f32 (out_f32, optional) and/or
+// quantised for the down projection (out_q, optional; N must then be a multiple of 32). Tile schedule,
+// so its g and u are bit-identical to gemv_q8 with kTile/kTileH and its h to swiglu() on those outputs.
+struct GemvQ8GateUpArgs {
+  Q8Weights gate;  // N x K
+  Q8Weights up;    // N x K
+  QActIn x;
+  ActFormat format = ActFormat::kHL;  // kH or kHL: which words of x to read
+  float* out_f32 = nullptr;           // [M][ld_out] or null
+  int ld_out = 0;
+  QActOut out_q{};  // quantised h (out_q.lo null -> format h) or hi null for none
+  int m = 1;
+  TileTuning tile{};
+  bool pdl = false;
+};
+GpuStatus gemv_q8_gateup(const GemvQ8GateUpArgs& args, cudaStream_t stream);
+
+}  // namespace qc::gpu

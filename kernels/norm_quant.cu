@@ -1,0 +1,101 @@
+// Kernels of norm_quant.h. RMSNorm: one block of 512 threads per token row, the row staged in shared
+// memory (n floats) between the reduction and the scaling pass; quantiser: one warp per 32-element block.
+#include "norm.cuh"
+#include "norm_quant.h"
+
+namespace qc::gpu {
+namespace {
+
+constexpr int kNormThreads = 512;
+constexpr int kMaxNormN = 12 * 1024;  // 48 KB of shared memory for the staged row
+constexpr size_t kDefaultSmem = 40 * 1024;
+
+__global__ void __launch_bounds__(kNormThreads) rmsnorm_kernel(const RmsNormArgs a) {
+  extern __shared__ float buf[];
+  __shared__ float scratch[32];
+  pdl_wait();
+  pdl_trigger();
+  const int m = blockIdx.x;
+  NormRow r;
+  r.x = a.x + m * a.ld_x;
+  r.add = a.add ? a.add + m * a.ld_add : nullptr;
+  r.x_out = a.add ? a.x_out + m * a.ld_x_out : nullptr;
+  r.w = a.weight;
+  r.out = a.out ? a.out + m * a.ld_out : nullptr;
+  r.q_hi = a.out_q.hi ? a.out_q.hi + m * a.out_q.ld : nullptr;
+  r.q_lo = (a.out_q.hi && a.out_q.lo) ? a.out_q.lo + m * a.out_q.ld : nullptr;
+  r.q_scale = a.out_q.hi ? a.out_q.scale + m * a.out_q.ld_scale : nullptr;
+  r.n = a.n;
+  r.eps = a.eps;
+  rmsnorm_row_block(r, buf, scratch);
+}
+
+constexpr int kQuantThreads = 256;
+
+__global__ void __launch_bounds__(kQuantThreads) quantize_kernel(const QuantizeArgs a) {
+  pdl_wait();
+  pdl_trigger();
+  const int blocks_per_row = a.n / kQBlock;
+  const int b = blockIdx.x * (kQuantThreads / 32) + (threadIdx.x >> 5);
+  if (b >= a.m * blocks_per_row) return;
+  const int m = b / blocks_per_row, blk = b - m * blocks_per_row;
+  const int lane = threadIdx.x & 31;
+  const float v = a.x[m * a.ld_x + blk * kQBlock + lane];
+  int8_t* hi = a.out.hi + m * a.out.ld + blk * kQBlock;
+  int8_t* lo = a.out.lo ? a.out.lo + m * a.out.ld + blk * kQBlock : nullptr;
+  quantize_block_warp(v, hi, lo, a.out.scale + m * a.out.ld_scale + blk);
+}
+
+std::string num(long long v) {
+  return std::to_string(v);
+}
+
+GpuStatus check_qout(const char* who, const QActOut& q, int n) {
+  if (!q.hi) return GpuStatus::success();
+  QC_GPU_REQUIRE(n % kQBlock == 0,
+                 std::string(who) + ": a quantised output needs n multiple of 32, got " + num(n));
+  QC_GPU_REQUIRE(q.scale, std::string(who) + ": out_q.scale is null");
+  QC_GPU_REQUIRE(q.ld >= n && q.ld_scale >= n / kQBlock,
+                 std::string(who) + ": out_q ld must be >= n=" + num(n) + " and ld_scale >= n/32, got " +
+                     num(q.ld) + ", " + num(q.ld_scale));
+  return GpuStatus::success();
+}
+
+}  // namespace
+
+GpuStatus rmsnorm(const RmsNormArgs& a, cudaStream_t stream) {
+  QC_GPU_REQUIRE(a.x && a.weight, "rmsnorm: x and weight must be non-null");
+  QC_GPU_REQUIRE(a.n > 0 && a.n <= kMaxNormN,
+                 "rmsnorm: n must be in [1, " + num(kMaxNormN) + "], got " + num(a.n));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "rmsnorm: M must be in [1, 4], got " + num(a.m));
+  QC_GPU_REQUIRE(a.ld_x >= a.n, "rmsnorm: ld_x must be >= n=" + num(a.n) + ", got " + num(a.ld_x));
+  QC_GPU_REQUIRE(!a.add || (a.x_out && a.ld_add >= a.n && a.ld_x_out >= a.n),
+                 "rmsnorm: the residual add needs x_out and ld_add, ld_x_out >= n=" + num(a.n));
+  QC_GPU_REQUIRE(a.out || a.out_q.hi || a.add, "rmsnorm: no output requested");
+  QC_GPU_REQUIRE(!a.out || a.ld_out >= a.n,
+                 "rmsnorm: ld_out must be >= n=" + num(a.n) + ", got " + num(a.ld_out));
+  QC_GPU_TRY(check_qout("rmsnorm", a.out_q, a.n));
+  const size_t smem = a.n * sizeof(float);
+  if (smem > kDefaultSmem)  // beyond the default dynamic limit (the static scratch shares the 48 KB)
+    QC_CUDA_CHECK(cudaFuncSetAttribute(rmsnorm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(smem)));
+  QC_CUDA_CHECK(launch_kernel(rmsnorm_kernel, dim3(a.m), dim3(kNormThreads), smem, stream, a.pdl, a));
+  QC_LAUNCH_CHECK("rmsnorm_kernel", stream);
+  return GpuStatus::success();
+}
+
+GpuStatus quantize_act(const QuantizeArgs& a, cudaStream_t stream) {
+  QC_GPU_REQUIRE(a.x && a.out.hi, "quantize_act: x and out.hi must be non-null");
+  QC_GPU_REQUIRE(a.n > 0, "quantize_act: n must be positive, got " + num(a.n));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "quantize_act: M must be in [1, 4], got " + num(a.m));
+  QC_GPU_REQUIRE(a.ld_x >= a.n, "quantize_act: ld_x must be >= n=" + num(a.n) + ", got " + num(a.ld_x));
+  QC_GPU_TRY(check_qout("quantize_act", a.out, a.n));
+  const int blocks = a.m * (a.n / kQBlock);
+  const int warps = kQuantThreads / 32;
+  QC_CUDA_CHECK(launch_kernel(quantize_kernel, dim3((blocks + warps - 1) / warps), dim3(kQuantThreads), 0,
+                              stream, a.pdl, a));
+  QC_LAUNCH_CHECK("quantize_kernel", stream);
+  return GpuStatus::success();
+}
+
+}  // namespace qc::gpu

@@ -1,0 +1,194 @@
+// Gated attention decode step against a double CPU loop: q/k norm + partial NeoX RoPE, the f16 KV store,
+// split softmax with the fixed-order merge, the output gate, the quantised output; GQA groups 1..8,
+// several positions and split lengths; determinism.
+#include <algorithm>
+
+#include "attention.h"
+#include "cpu_ref.h"
+#include "gpu_test_util.h"
+
+namespace qc::gpu::test {
+namespace {
+
+struct AttnCase {
+  int n_head, n_kv, dim, rope_dims, pos, m, split_len;
+};
+
+struct AttnRun {
+  std::vector<float> out;
+  std::vector<uint16_t> k_cache, v_cache;
+  std::vector<int8_t> q_hi;
+  std::vector<float> q_scale;
+};
+
+struct AttnInputs {
+  std::vector<float> q_gate, k, v, q_norm, k_norm;
+  std::vector<uint16_t> k_cache, v_cache;  // pre-filled history (random f16)
+};
+
+constexpr int kMaxCtx = 1536;
+constexpr float kTheta = 1e7f;
+
+AttnInputs make_inputs(std::mt19937& rng, const AttnCase& c) {
+  AttnInputs in;
+  in.q_gate = random_normal(rng, static_cast<size_t>(c.m) * c.n_head * 2 * c.dim, 1.0f);
+  in.k = random_normal(rng, static_cast<size_t>(c.m) * c.n_kv * c.dim, 1.0f);
+  in.v = random_normal(rng, static_cast<size_t>(c.m) * c.n_kv * c.dim, 1.0f);
+  in.q_norm = random_floats(rng, c.dim, 0.5f, 1.5f);
+  in.k_norm = random_floats(rng, c.dim, 0.5f, 1.5f);
+  // History: keys of the size normalised keys have (|k| ~ sqrt(dim)), so scores are O(1).
+  const std::vector<float> kh = random_normal(rng, static_cast<size_t>(c.n_kv) * kMaxCtx * c.dim, 1.0f);
+  const std::vector<float> vh = random_normal(rng, static_cast<size_t>(c.n_kv) * kMaxCtx * c.dim, 1.0f);
+  in.k_cache.resize(kh.size());
+  in.v_cache.resize(vh.size());
+  for (size_t i = 0; i < kh.size(); ++i) {
+    in.k_cache[i] = f2h_bits(kh[i]);
+    in.v_cache[i] = f2h_bits(vh[i]);
+  }
+  return in;
+}
+
+AttnRun run_attention(const AttnCase& c, const AttnInputs& in, bool pdl = false) {
+  DevBuf<float> q(in.q_gate), k(in.k), v(in.v), qn(in.q_norm), kn(in.k_norm);
+  DevBuf<uint16_t> kc(in.k_cache), vc(in.v_cache);
+  DevBuf<int> pos(std::vector<int>{c.pos});
+  const int ctx_hint = std::min(kMaxCtx, c.pos + c.m + 100);
+  const int split = c.split_len > 0 ? c.split_len : attention_split_len(ctx_hint, c.n_kv, c.m, 132);
+  DevBuf<float> qs(attention_q_scratch_floats(c.n_head, c.dim, c.m));
+  DevBuf<float> parts(attention_partial_floats(c.n_head, c.dim, c.m, ctx_hint, split));
+  const int width = c.n_head * c.dim;
+  DevBuf<float> out(static_cast<size_t>(c.m) * width);
+  DevBuf<int8_t> qh(static_cast<size_t>(c.m) * width);
+  DevBuf<float> qsc(static_cast<size_t>(c.m) * width / 32);
+  out.poison();
+  qh.poison(0x80);
+  parts.poison();
+  AttentionArgs a;
+  a.q_gate = q.get();
+  a.ld_q = 2 * width;
+  a.k = k.get();
+  a.ld_k = c.n_kv * c.dim;
+  a.v = v.get();
+  a.ld_v = c.n_kv * c.dim;
+  a.q_norm = qn.get();
+  a.k_norm = kn.get();
+  a.eps = 1e-6f;
+  a.rope_theta = kTheta;
+  a.rope_dims = c.rope_dims;
+  a.n_head = c.n_head;
+  a.n_kv = c.n_kv;
+  a.head_dim = c.dim;
+  a.k_cache = kc.get();
+  a.v_cache = vc.get();
+  a.max_ctx = kMaxCtx;
+  a.d_pos = pos.get();
+  a.m = c.m;
+  a.ctx_hint = ctx_hint;
+  a.split_len = split;
+  a.q_scratch = qs.get();
+  a.partials = parts.get();
+  a.out = out.get();
+  a.ld_out = width;
+  a.out_q = QActOut{qh.get(), nullptr, qsc.get(), width, width / 32};
+  a.pdl = pdl;
+  AttnRun r;
+  const GpuStatus st = attention_decode(a, nullptr);
+  if (!st.ok()) {
+    ADD_FAILURE() << st.describe();
+    return r;
+  }
+  r.out = out.download();
+  r.k_cache = kc.download();
+  r.v_cache = vc.download();
+  r.q_hi = qh.download();
+  r.q_scale = qsc.download();
+  return r;
+}
+
+// Tolerances. New cache entries: the kernel's f32 k (norm + RoPE, relative error ~1e-6) rounded to f16;
+// the double reference may round to the neighbouring f16 at a tie-break boundary, so allow one f16 ulp
+// (2^-10 relative) plus 1e-6 relative. Output: the scores are 256-long f32 dot products of O(1) terms
+// (error ~ 256 * 2^-24 * sum|q k| / 16 < 1e-4 absolute in the score), the softmax and weighted sum add
+// f32 roundings over <= 1600 positions; outputs are O(0.1-1). 2e-4 absolute + 1e-4 relative leaves
+// margin and still fails on any wrong position, head mapping, rotation pair or gate (O(0.1) changes).
+TEST(Attention, MatchesCpuDouble) {
+  QC_REQUIRE_DEVICE();
+  std::mt19937 rng(30);
+  const AttnCase cases[] = {
+      {8, 2, 256, 64, 0, 1, 64},       // first token, G = 4
+      {12, 2, 256, 64, 300, 3, 64},    // G = 6 (27B group), many splits
+      {4, 4, 128, 32, 1000, 4, 0},     // G = 1, auto split length, head_dim 128
+      {6, 2, 128, 128, 77, 2, 32},     // G = 3, rope over the whole head, split 32
+      {16, 2, 256, 64, 1400, 1, 512},  // G = 8, long history, few splits
+      {4, 2, 256, 64, 5, 4, 64},       // batch longer than the history
+  };
+  for (const AttnCase& c : cases) {
+    const AttnInputs in = make_inputs(rng, c);
+    const AttnRun r = run_attention(c, in);
+    ASSERT_FALSE(r.out.empty());
+    ASSERT_TRUE(all_finite(r.out)) << "pos=" << c.pos;
+    const int G = c.n_head / c.n_kv, width = c.n_head * c.dim;
+    // 1. new cache entries
+    for (int m = 0; m < c.m; ++m)
+      for (int h = 0; h < c.n_kv; ++h) {
+        const std::vector<double> kr =
+            norm_rope_ref(in.k.data() + (static_cast<size_t>(m) * c.n_kv + h) * c.dim, in.k_norm.data(),
+                          c.dim, 1e-6, c.rope_dims, kTheta, c.pos + m);
+        for (int d = 0; d < c.dim; ++d) {
+          const size_t at = (static_cast<size_t>(h) * kMaxCtx + c.pos + m) * c.dim + d;
+          ASSERT_NEAR(h_bits2f(r.k_cache[at]), kr[d], std::fabs(kr[d]) * (std::ldexp(1.0, -10) + 1e-6) + 1e-7)
+              << "k cache pos " << c.pos + m << " head " << h << " dim " << d;
+          ASSERT_EQ(r.v_cache[at], f2h_bits(in.v[(static_cast<size_t>(m) * c.n_kv + h) * c.dim + d]));
+        }
+      }
+    // 2. outputs, with the cache as the kernel left it (so f16 rounding of k is not counted twice)
+    for (int m = 0; m < c.m; ++m) {
+      const int last = c.pos + m;
+      for (int h = 0; h < c.n_head; ++h) {
+        const int g = h / G;
+        const float* qrow =
+            in.q_gate.data() + static_cast<size_t>(m) * 2 * width + static_cast<size_t>(h) * 2 * c.dim;
+        const std::vector<double> q =
+            norm_rope_ref(qrow, in.q_norm.data(), c.dim, 1e-6, c.rope_dims, kTheta, last);
+        std::vector<double> keys(static_cast<size_t>(last + 1) * c.dim), values(keys.size());
+        for (int t = 0; t <= last; ++t)
+          for (int d = 0; d < c.dim; ++d) {
+            const size_t at = (static_cast<size_t>(g) * kMaxCtx + t) * c.dim + d;
+            keys[static_cast<size_t>(t) * c.dim + d] = h_bits2f(r.k_cache[at]);
+            values[static_cast<size_t>(t) * c.dim + d] = h_bits2f(r.v_cache[at]);
+          }
+        const std::vector<double> o = attention_head_ref(q, keys, values, last, c.dim, qrow + c.dim);
+        for (int d = 0; d < c.dim; ++d)
+          ASSERT_NEAR(r.out[static_cast<size_t>(m) * width + h * c.dim + d], o[d],
+                      2e-4 + 1e-4 * std::fabs(o[d]))
+              << "pos=" << c.pos << " token " << m << " head " << h << " dim " << d;
+      }
+      // 3. quantised output (format h) consistent with the f32 output
+      std::vector<int8_t> eh(width);
+      std::vector<float> es(width / 32);
+      quantize_ref(r.out.data() + static_cast<size_t>(m) * width, width, eh.data(), nullptr, es.data());
+      for (int i = 0; i < width; ++i) ASSERT_EQ(r.q_hi[static_cast<size_t>(m) * width + i], eh[i]) << i;
+      for (int b = 0; b < width / 32; ++b)
+        ASSERT_EQ(r.q_scale[static_cast<size_t>(m) * width / 32 + b], es[b]);
+    }
+  }
+}
+
+// Same inputs, same bits (fixed-order merge); a different split length stays within the tolerance.
+TEST(Attention, DeterministicAndSplitInvariant) {
+  QC_REQUIRE_DEVICE();
+  std::mt19937 rng(31);
+  AttnCase c{12, 2, 256, 64, 900, 2, 64};
+  const AttnInputs in = make_inputs(rng, c);
+  const AttnRun a = run_attention(c, in);
+  const AttnRun b = run_attention(c, in, /*pdl=*/true);
+  ASSERT_TRUE(same_bits(a.out, b.out));
+  c.split_len = 1024;
+  const AttnRun d = run_attention(c, in);
+  ASSERT_EQ(a.out.size(), d.out.size());
+  for (size_t i = 0; i < a.out.size(); ++i)
+    ASSERT_NEAR(a.out[i], d.out[i], 2e-4 + 1e-4 * std::fabs(a.out[i])) << i;
+}
+
+}  // namespace
+}  // namespace qc::gpu::test

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# One call on the GPU machine, from the repository root: configure, build the GPU test binary and the GEMV
+# benchmark, run both, keep every log under $OUT, print a short summary last.
+#
+#   tools/device/gpu_run.sh                 # everything
+#   QWENCHAT_DEVICE_PREFIX=/path/prefix tools/device/gpu_run.sh
+#   QWENCHAT_GPU_STEPS="build tests" tools/device/gpu_run.sh
+#
+# Environment:
+#   OUT                      where logs go (the device tool sets it; default ./device_out)
+#   QWENCHAT_DEVICE_PREFIX   prefix holding the engine's Debian libraries (pcre2, sentencepiece, nlohmann
+#                            json, gtest): added to CMAKE_PREFIX_PATH, PKG_CONFIG_PATH, LD_LIBRARY_PATH
+#   QWENCHAT_GPU_STEPS       steps to run (default: "info build tests bench backend decode")
+#   QWENCHAT_BENCH_ARGS      extra arguments for qwenchat-gemv-bench (e.g. --quick)
+#   QWENCHAT_DECODE_ARGS     extra arguments for qwenchat-bench (e.g. --quick, --variants tile,hu)
+#   QWENCHAT_DECODE_BUDGET   seconds qwenchat-bench may measure before skipping the rest (default 170)
+# Steps: info, build, tests (kernel GPU tests), bench (GEMV bench), backend (the CUDA backend's tests and
+# `qwenchat-cli generate --backend cuda` end to end), decode (qwenchat-bench: whole-token decode).
+# If the full project does not configure (missing libraries), the kernels directory is configured on its
+# own (kernels/CMakeLists.txt supports that): the bench always builds, the tests when GoogleTest is found.
+#
+# To add a step: write a function step_NAME that returns non-zero on failure, add NAME to the default list.
+set -u -o pipefail
+
+ROOT=$(pwd)
+OUT=${OUT:-$ROOT/device_out}
+mkdir -p "$OUT"
+BUILD=${QWENCHAT_DEVICE_BUILD:-$ROOT/build-device}
+JOBS=$(nproc 2>/dev/null || echo 8)
+STEPS=${QWENCHAT_GPU_STEPS:-"info build tests bench backend decode"}
+SUMMARY=()
+TESTS_BIN=""
+BENCH_BIN=""
+DECODE_BIN=""
+CLI_BIN=""
+MKMODEL_BIN=""
+
+if [[ -n "${QWENCHAT_DEVICE_PREFIX:-}" ]]; then
+  P=$QWENCHAT_DEVICE_PREFIX
+  export CMAKE_PREFIX_PATH="$P${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  export PKG_CONFIG_PATH="$P/lib/pkgconfig:$P/lib/x86_64-linux-gnu/pkgconfig:$P/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+  export LD_LIBRARY_PATH="$P/lib:$P/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+export PATH="/usr/local/cuda/bin:$PATH"
+
+log() { echo "[gpu_run $(date +%H:%M:%S)] $*"; }
+
+step_info() {
+  {
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,memory.used,memory.total --format=csv
+    nvidia-smi -q -d CLOCK,PERFORMANCE 2>/dev/null | head -60
+    nvcc --version | tail -2
+    cmake --version | head -1
+  } > "$OUT/device_info.txt" 2>&1
+  head -2 "$OUT/device_info.txt"
+  return 0
+}
+
+step_build() {
+  local common=(-G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DQWENCHAT_GUI=OFF -DQWENCHAT_CUDA=ON -DQWENCHAT_PTXAS_VERBOSE=ON)
+  if cmake -S "$ROOT" -B "$BUILD" "${common[@]}" > "$OUT/configure.log" 2>&1; then
+    log "configured the full project in $BUILD"
+  else
+    log "full configure failed (see configure.log); configuring kernels/ standalone"
+    BUILD="$BUILD-kernels"
+    cmake -S "$ROOT/kernels" -B "$BUILD" "${common[@]}" >> "$OUT/configure.log" 2>&1 || return 1
+  fi
+  local targets=(qwenchat-gemv-bench)
+  local t
+  for t in qwenchat_gpu_tests qwenchat-bench qwenchat-cli qwenchat-mkmodel; do
+    if grep -q "build $t:\|build [^:]*/$t:" "$BUILD/build.ninja" 2>/dev/null; then targets+=("$t"); fi
+  done
+  ninja -C "$BUILD" -j"$JOBS" "${targets[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; return 1; }
+  # Register/spill report of the kernels (from -Xptxas -v) for the record.
+  python3 "$ROOT/tools/device/ptxas_summary.py" "$OUT/build.log" > "$OUT/ptxas.txt" 2>/dev/null ||
+    grep -E "Compiling entry|registers|spill" "$OUT/build.log" > "$OUT/ptxas.txt" || true
+  TESTS_BIN=$(find "$BUILD" -name qwenchat_gpu_tests -type f -perm -u+x | head -1)
+  BENCH_BIN=$(find "$BUILD" -name qwenchat-gemv-bench -type f -perm -u+x | head -1)
+  DECODE_BIN=$(find "$BUILD" -name qwenchat-bench -type f -perm -u+x | head -1)
+  CLI_BIN=$(find "$BUILD" -name qwenchat-cli -type f -perm -u+x | head -1)
+  MKMODEL_BIN=$(find "$BUILD" -name qwenchat-mkmodel -type f -perm -u+x | head -1)
+  log "tests: ${TESTS_BIN:-not built}; gemv bench: ${BENCH_BIN:-not built}; decode bench: ${DECODE_BIN:-not built}; cli: ${CLI_BIN:-not built}"
+  [[ -n "$BENCH_BIN" ]]
+}
+
+step_tests() {
+  [[ -n "$TESTS_BIN" ]] || { log "no test binary (GoogleTest missing?)"; return 1; }
+  timeout 240 "$TESTS_BIN" --gtest_color=no --gtest_filter='-CudaBackend*' > "$OUT/gpu_tests.log" 2>&1
+  local rc=$?
+  grep -E "^\[ device   \]|^\[==========\] .* ran|^\[  PASSED  \]|^\[  SKIPPED \] [0-9]+ test" "$OUT/gpu_tests.log"
+  grep -E "^\[  FAILED  \] [A-Za-z]" "$OUT/gpu_tests.log" | sed 's/ ([0-9]* ms)//' | sort -u | head -30
+  # The first failure messages, short.
+  grep -A4 -m4 "Failure$" "$OUT/gpu_tests.log" | cut -c1-300 | head -40
+  [[ $rc -eq 124 ]] && log "tests TIMED OUT after 240 s"
+  return $rc
+}
+
+step_bench() {
+  [[ -n "$BENCH_BIN" ]] || return 1
+  # shellcheck disable=SC2086
+  timeout 240 "$BENCH_BIN" --json "$OUT/gemv_bench.json" --budget 170 ${QWENCHAT_BENCH_ARGS:-} > "$OUT/gemv_bench.log" 2>&1
+  local rc=$?
+  [[ $rc -eq 124 ]] && log "bench TIMED OUT after 240 s (partial log kept)"
+  return $rc
+}
+
+# The CUDA backend: its GPU tests (test_backend_*.cpp), then the CLI end to end on a generated model with
+# the real 0.8B layer shapes (4 layers, 4096-token vocabulary): greedy text per variant/switch, and greedy
+# with MTP against greedy without. Everything goes to backend_tests.log; the summary lines are printed.
+step_backend() {
+  [[ -n "$TESTS_BIN" ]] || { log "no test binary"; return 1; }
+  local log_file="$OUT/backend_tests.log" rc=0
+  timeout 200 "$TESTS_BIN" --gtest_color=no --gtest_filter='CudaBackend*' > "$log_file" 2>&1 || rc=$?
+  grep -E "^\[ (distance|greedy|batch|mtp|hash|memory) +\]|^\[==========\] .* ran|^\[  PASSED  \]|^\[  SKIPPED \] [0-9]+ test" "$log_file"
+  grep -E "^\[  FAILED  \] [A-Za-z]" "$log_file" | sed 's/ ([0-9]* ms)//' | sort -u | head -20
+  grep -A6 -m6 "Failure$" "$log_file" | cut -c1-300 | head -50
+  [[ $rc -eq 124 ]] && log "backend tests TIMED OUT after 200 s"
+  if [[ -n "$CLI_BIN" && -n "$MKMODEL_BIN" ]]; then
+    local m="$BUILD/e2e-0.8b-4l.gguf" base=(generate --prompt "The GPU says hello" --max-tokens 24 --temperature 0)
+    {
+      echo "==== cli end to end ===="
+      timeout 120 "$MKMODEL_BIN" --preset 0.8b --layers 4 --vocab 4096 --seed 5 --out "$m" --quiet
+      local args
+      for args in "" "--gemv hl" "--gemv tile_h" "--gemv sk --splitk 8" "--gemv deq" "--graph off" "--fuse off" \
+                  "--pdl off" "--probes on" "--mtp on --draft 2" "--backend cpu"; do
+        local be=(--backend cuda)
+        [[ "$args" == "--backend cpu" ]] && be=()
+        # shellcheck disable=SC2086
+        timeout 30 "$CLI_BIN" "${base[@]}" --model "$m" "${be[@]}" $args > "$OUT/cli.out" 2> "$OUT/cli.err"
+        local crc=$?
+        echo "[ cli      ] rc=$crc ${args:-default}: text md5 $(md5sum < "$OUT/cli.out" | cut -c1-8)" \
+          "\"$(tr -c '[:print:]' '.' < "$OUT/cli.out" | cut -c1-32)\" | $(tail -n1 "$OUT/cli.err" | cut -c1-220)"
+      done
+      rm -f "$OUT/cli.out" "$OUT/cli.err"
+    } >> "$log_file" 2>&1
+    grep -E "^\[ cli" "$log_file"
+  fi
+  return $rc
+}
+
+step_decode() {
+  [[ -n "$DECODE_BIN" ]] || { log "qwenchat-bench not built"; return 1; }
+  # shellcheck disable=SC2086
+  timeout 240 "$DECODE_BIN" --json "$OUT/decode_bench.json" --budget "${QWENCHAT_DECODE_BUDGET:-170}" ${QWENCHAT_DECODE_ARGS:-} > "$OUT/decode_bench.log" 2>&1
+  local rc=$?
+  [[ $rc -eq 124 ]] && log "decode bench TIMED OUT after 240 s (partial log kept)"
+  grep -E "^model:|^bytes per token|^loaded" "$OUT/decode_bench.log" | head -4
+  return $rc
+}
+
+for s in $STEPS; do
+  log "step $s"
+  t0=$(date +%s)
+  "step_$s"
+  rc=$?
+  SUMMARY+=("$(printf '%-8s %-6s %4ss' "$s" "$([[ $rc -eq 0 ]] && echo ok || echo FAIL:$rc)" "$(( $(date +%s) - t0 ))")")
+  if [[ $s == build && $rc -ne 0 ]]; then log "build failed: stopping"; break; fi
+done
+
+# Last: the bench tables (their tails) and the step summary.
+if [[ -f "$OUT/decode_bench.log" ]]; then
+  echo
+  sed -n '/^== switches/,/^==== summary/p' "$OUT/decode_bench.log" | head -20
+  sed -n '/==== summary/,$p' "$OUT/decode_bench.log"
+fi
+if [[ -f "$OUT/gemv_bench.log" ]]; then
+  echo
+  sed -n '/==== summary/,$p' "$OUT/gemv_bench.log"
+  grep -E "^read ceiling|^device-to-device|^device:" "$OUT/gemv_bench.log" | head -6
+fi
+echo
+echo "==== gpu_run summary (logs in $OUT) ===="
+for line in "${SUMMARY[@]}"; do echo "  $line"; done
