@@ -105,6 +105,7 @@ void App::run(GLFWwindow* window) {
 
 void App::drain_events() {
   const int64_t now_ms = chat::now_ms();
+  notices_.check(chat_->tick(now_ms), "save reply");
   for (const WorkerEvent& e : worker_->drain()) {
     model_.on_event(e, now_s_);
     diag_.on_event(e);

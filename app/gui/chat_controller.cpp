@@ -250,13 +250,19 @@ Status ChatController::on_event(const WorkerEvent& event, int64_t now_ms) {
     sd.thinking = d->thinking_replace ? std::string() : d->thinking_delta;
     sd.now_ms = now_ms;
     QC_TRY(chat::append_stream(*tree_, stream_->message, sd));
-    if (throttle_.due(now_ms)) QC_TRY(store_.update_streaming(*tree_, stream_->message));
-    return {};
+    throttle_.text_appended();
+    return tick(now_ms);
   }
   if (const auto* f = std::get_if<GenerationFinished>(&event)) {
     if (f->id != stream_->generation) return {};
     return finish_stream(f, now_ms);
   }
+  return {};
+}
+
+Status ChatController::tick(int64_t now_ms) {
+  if (!stream_ || !tree_ || tree_->conversation.id != stream_->conversation) return {};
+  if (throttle_.flush_now(now_ms)) return store_.update_streaming(*tree_, stream_->message);
   return {};
 }
 
@@ -268,7 +274,7 @@ Status ChatController::finish_stream(const GenerationFinished* f, int64_t now_ms
   if (f != nullptr) {
     end.state = state_for(f->stop_reason);
     end.error = f->error;
-    end.stats = finished_stats(*f, s.kernel);
+    end.stats = finished_stats(*f, f->kernel.empty() ? s.kernel : f->kernel);
     end.content = f->parts.content;
     end.thinking = f->parts.thinking;
     // A generation that failed before its first token has no text to replace the (empty) stream with.

@@ -58,6 +58,9 @@ class ChatController {
   // Applies a worker event that belongs to the streaming reply (others are ignored). `now_ms` is the
   // wall clock (a parameter so tests control the flush schedule).
   Status on_event(const WorkerEvent& event, int64_t now_ms);
+  // Once per frame: flushes text that arrived since the last flush once 250 ms have passed, so a slow
+  // token (a long prefill chunk, a pause in thinking) cannot hold text back from the database.
+  Status tick(int64_t now_ms);
 
   // The generation ids this controller hands out start here (tests use distinct ranges).
   void set_first_generation_id(uint64_t id) { next_generation_ = id; }

@@ -163,9 +163,16 @@ void DiagnosticsPanel::bandwidth_and_memory(UiContext& ctx) {
                        format_bytes(f->bytes_per_token).c_str(), ctx.diag.decode_tok_per_s_now());
   // The CPU backend measures no bandwidth ceiling; the CUDA backend will report the one it measured.
   text_wrapped_colored(ctx.theme.text_muted, "no ceiling measured (%s backend)", f->backend.name.c_str());
-  ImGui::Text("Memory: %s", format_bytes(f->memory_bytes()).c_str());
-  text_wrapped_colored(ctx.theme.text_muted, "%s weights (mapped) + %s backend state",
-                       format_bytes(f->file_bytes).c_str(), format_bytes(f->backend.memory_bytes).c_str());
+  if (f->backend_kind == BackendKind::kCuda) {
+    ImGui::Text("GPU memory: %s", format_bytes(f->backend.memory_bytes).c_str());
+    text_wrapped_colored(ctx.theme.text_muted,
+                         "weights, caches and scratch on %s; %s file mapping on the host",
+                         f->backend.device.c_str(), format_bytes(f->file_bytes).c_str());
+  } else {
+    ImGui::Text("Memory: %s", format_bytes(f->memory_bytes()).c_str());
+    text_wrapped_colored(ctx.theme.text_muted, "%s weights (mapped) + %s backend state",
+                         format_bytes(f->file_bytes).c_str(), format_bytes(f->backend.memory_bytes).c_str());
+  }
 }
 
 void DiagnosticsPanel::context_meter(UiContext& ctx) {

@@ -188,8 +188,15 @@ void ModelPanel::facts(UiContext& ctx) {
     row("MTP block", f.n_mtp > 0 ? "present (speculative decoding available)" : "absent");
     row("Tokenizer", f.tokenizer);
     row("Backend", f.backend.name + " · " + f.backend.device);
-    row("Memory", format_bytes(f.memory_bytes()) + " = " + format_bytes(f.file_bytes) +
-                      " weights (mapped) + " + format_bytes(f.backend.memory_bytes) + " state and scratch");
+    if (f.backend_kind == BackendKind::kCuda) {
+      row("GPU memory", format_bytes(f.backend.memory_bytes) + " (weights, caches, scratch)");
+      row("Host", format_bytes(f.file_bytes) + " file mapping");
+      row("Kernels", f.kernel_variant());
+    } else {
+      row("Memory", format_bytes(f.memory_bytes()) + " in all");
+      row("  weights", format_bytes(f.file_bytes) + " (memory-mapped file)");
+      row("  state", format_bytes(f.backend.memory_bytes) + " (caches and scratch)");
+    }
     row("Bytes/token", format_bytes(f.bytes_per_token) + " of weights read per decoded token");
     ImGui::EndTable();
   }

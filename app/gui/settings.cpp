@@ -45,6 +45,10 @@ std::vector<std::string> Settings::clamp() {
   clamp_field(n, "n_threads", n_threads, 0, 256);
   clamp_field(n, "mtp_draft", mtp_draft, 1, kMaxDraftLen);
   clamp_field(n, "ui_scale", ui_scale, 0.5f, 3.0f);
+  if (const std::string bad = kernels.validate(); !bad.empty()) {
+    n.push_back("kernels: " + bad + ": using the defaults");
+    kernels = KernelConfig{};
+  }
   return n;
 }
 
@@ -65,6 +69,10 @@ EngineSettings Settings::engine() const {
   e.n_ctx = n_ctx;
   e.n_threads = n_threads;
   e.probes = probes;
+  e.kernels = kernels;
+  e.kernels.probes = probes;
+  e.kernels.mtp = mtp;
+  e.kernels.mtp_draft = mtp_draft;
   return e;
 }
 
@@ -92,7 +100,17 @@ nlohmann::json Settings::to_json() const {
           {"mtp", mtp},
           {"mtp_draft", mtp_draft},
           {"ui_scale", ui_scale},
-          {"dark_theme", dark_theme}};
+          {"dark_theme", dark_theme},
+          {"kernels",
+           {{"gemv", gemv_variant_name(kernels.gemv)},
+            {"split_k", kernels.split_k},
+            {"tile_rows_per_warp", kernels.tile_rows_per_warp},
+            {"tile_unroll", kernels.tile_unroll},
+            {"tile_blocks_per_sm", kernels.tile_blocks_per_sm},
+            {"fuse_residual_norm_quant", kernels.fuse_residual_norm_quant},
+            {"fuse_gate_up", kernels.fuse_gate_up},
+            {"cuda_graph", kernels.cuda_graph},
+            {"programmatic_launch", kernels.programmatic_launch}}}};
 }
 
 Settings Settings::from_json(const nlohmann::json& j, std::vector<std::string>* warnings) {
@@ -118,6 +136,25 @@ Settings Settings::from_json(const nlohmann::json& j, std::vector<std::string>* 
   read(j, "mtp_draft", s.mtp_draft, warnings);
   read(j, "ui_scale", s.ui_scale, warnings);
   read(j, "dark_theme", s.dark_theme, warnings);
+  if (const auto k = j.find("kernels"); k != j.end() && k->is_object()) {
+    if (const auto g = k->find("gemv"); g != k->end()) {
+      const auto v = g->is_string() ? parse_gemv_variant(g->get<std::string>()) : std::nullopt;
+      if (v) {
+        s.kernels.gemv = *v;
+      } else if (warnings) {
+        warnings->push_back("settings.kernels.gemv: expected one of " + gemv_variant_list() + ", got " +
+                            g->dump());
+      }
+    }
+    read(*k, "split_k", s.kernels.split_k, warnings);
+    read(*k, "tile_rows_per_warp", s.kernels.tile_rows_per_warp, warnings);
+    read(*k, "tile_unroll", s.kernels.tile_unroll, warnings);
+    read(*k, "tile_blocks_per_sm", s.kernels.tile_blocks_per_sm, warnings);
+    read(*k, "fuse_residual_norm_quant", s.kernels.fuse_residual_norm_quant, warnings);
+    read(*k, "fuse_gate_up", s.kernels.fuse_gate_up, warnings);
+    read(*k, "cuda_graph", s.kernels.cuda_graph, warnings);
+    read(*k, "programmatic_launch", s.kernels.programmatic_launch, warnings);
+  }
   for (std::string& n : s.clamp()) {
     if (warnings) warnings->push_back("settings: " + n);
   }

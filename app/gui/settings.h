@@ -12,6 +12,7 @@
 
 #include "generate/generator.h"
 #include "generate/sampler.h"
+#include "qwenchat/kernel_config.h"
 #include "qwenchat/session.h"
 
 namespace qc::gui {
@@ -39,6 +40,9 @@ struct Settings {
   bool mtp = false;
   int mtp_draft = 1;
 
+  // CUDA kernel variants (ignored by the CPU backends). Its mtp/probes fields follow the ones above.
+  KernelConfig kernels;
+
   // Appearance.
   float ui_scale = 1.0f;
   bool dark_theme = true;
@@ -48,14 +52,15 @@ struct Settings {
   std::vector<std::string> clamp();
 
   SamplerParams sampler(uint64_t seed_for_reply) const;
-  EngineSettings engine() const;
+  EngineSettings engine() const;  // kernels included, with mtp/probes filled in
   MtpOptions mtp_options() const;
 
   nlohmann::json to_json() const;
   // Missing keys keep their defaults; wrong types are reported in `warnings` and skipped.
   static Settings from_json(const nlohmann::json& j, std::vector<std::string>* warnings);
 
-  bool operator==(const Settings&) const = default;
+  // Field by field through the JSON form (KernelConfig has no operator==).
+  bool operator==(const Settings& o) const { return to_json() == o.to_json(); }
 };
 
 // Presets for the sampling section (QWEN35.md section 7).

@@ -4,10 +4,7 @@
 
 #include <cstdio>
 
-#if __has_include("qwenchat/kernel_config.h")
 #include "qwenchat/kernel_config.h"
-#define QWENCHAT_GUI_HAS_KERNEL_CONFIG 1
-#endif
 
 namespace qc::gui {
 namespace {
@@ -125,23 +122,67 @@ void SettingsPanel::mtp(UiContext& ctx) {
 }
 
 void SettingsPanel::kernels(UiContext& ctx) {
+  Settings& s = ctx.config.settings;
+  KernelConfig& k = s.kernels;
   section(ctx, "Kernel variants (CUDA backend)");
-#ifdef QWENCHAT_GUI_HAS_KERNEL_CONFIG
-  // The fields of qwenchat/kernel_config.h. The worker has no command to apply them yet (the CUDA
-  // backend is not merged into this build), so they are shown for reference only.
-  KernelConfig k;
-  text_wrapped_colored(ctx.theme.text_muted, "default GEMV variant: %s; variants available: %s",
-                       gemv_variant_name(k.gemv), gemv_variant_list().c_str());
-  text_wrapped_colored(ctx.theme.warning,
-                       "Not applied: this build's worker has no kernel-config command yet.");
-#else
-  text_wrapped_colored(ctx.theme.text_muted,
-                       "TO FILL when the CUDA backend lands: GEMV variant (h, hl, hu, hlu, hlu4, "
-                       "h2, hl2, sk, deq, tile), split-K, fused norm+quantise, CUDA graph.");
-#endif
-  const bool cuda = ctx.model.facts && ctx.model.facts->backend_kind == BackendKind::kCuda;
-  ImGui::Text("Variant in use: %s", cuda ? "(reported by the CUDA backend)"
-                                         : "none: the CPU reference backend has no kernel variants");
+  bool changed = false;
+  const std::string current = gemv_variant_name(k.gemv);
+  if (ImGui::BeginCombo("GEMV variant", current.c_str())) {
+    for (int i = 0; i < kGemvVariantCount; ++i) {
+      const auto v = static_cast<GemvVariant>(i);
+      if (ImGui::Selectable(gemv_variant_name(v), v == k.gemv)) {
+        k.gemv = v;
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  help(ctx,
+       "Q8_0 matrix-vector kernels. Variants of one class give identical bits: "
+       "h = hu = h2 = tile_h and hl = hlu = hlu4 = hl2 = tile; sk and deq are judged by their distance "
+       "from the f64 oracle.");
+  const int cls = gemv_identity_class(k.gemv);
+  text_wrapped_colored(ctx.theme.text_muted, "bit-identity class: %s",
+                       cls == 0   ? "h (single int8 activation word)"
+                       : cls == 1 ? "hl (two-word activation)"
+                                  : "its own (accepted on its distance from the f64 oracle)");
+  if (k.gemv == GemvVariant::kSplitK) changed |= ImGui::SliderInt("Split-K chunks", &k.split_k, 2, 16);
+  if (k.gemv == GemvVariant::kTile || k.gemv == GemvVariant::kTileH) {
+    const char* rows[] = {"auto", "1", "2"};
+    changed |= ImGui::Combo("Rows per warp", &k.tile_rows_per_warp, rows, 3);
+    int unroll = k.tile_unroll == 0 ? 0 : k.tile_unroll == 4 ? 1 : 2;
+    const char* unrolls[] = {"auto", "4", "8"};
+    if (ImGui::Combo("Segments in flight", &unroll, unrolls, 3)) {
+      k.tile_unroll = unroll == 0 ? 0 : unroll == 1 ? 4 : 8;
+      if (k.tile_unroll == 8 && k.tile_rows_per_warp == 2)
+        k.tile_rows_per_warp = 1;  // 2 x 8 is not a variant
+      changed = true;
+    }
+    if (k.tile_unroll == 8 && k.tile_rows_per_warp == 2) k.tile_unroll = 4;
+    changed |= ImGui::SliderInt("Blocks per SM", &k.tile_blocks_per_sm, -1, 8,
+                                k.tile_blocks_per_sm < 0 ? "auto" : "%d");
+  }
+  changed |= ImGui::Checkbox("Fused residual + RMSNorm + quantise", &k.fuse_residual_norm_quant);
+  changed |= ImGui::Checkbox("Fused gate/up + SwiGLU", &k.fuse_gate_up);
+  changed |= ImGui::Checkbox("CUDA graph", &k.cuda_graph);
+  changed |= ImGui::Checkbox("Programmatic launch (PDL)", &k.programmatic_launch);
+  if (changed) {
+    changed_ = true;
+    if (const std::string bad = s.engine().kernels.validate(); !bad.empty()) {
+      ctx.notices.error("kernels: " + bad);
+    } else {
+      ctx.worker.post(SetKernelConfigCommand{s.engine().kernels});
+    }
+  }
+  const ModelFacts* f = ctx.model.facts ? &*ctx.model.facts : nullptr;
+  if (f && f->backend_kind == BackendKind::kCuda) {
+    ImGui::Text("In use: %s on %s", f->kernel_variant().c_str(), f->backend.device.c_str());
+    text_wrapped_colored(ctx.theme.text_muted, "A change switches at the next token of a reply in progress.");
+  } else {
+    text_wrapped_colored(
+        ctx.theme.text_muted,
+        "In use: none (the CPU reference backend has no kernel variants; these apply on CUDA).");
+  }
 }
 
 void SettingsPanel::appearance(UiContext& ctx) {

@@ -78,7 +78,12 @@ void SidebarPanel::list(UiContext& ctx) {
 }
 
 void SidebarPanel::results(UiContext& ctx) {
-  if (searched_ != query_) {
+  // A LIKE scan of every message (store.h: ~56 ms per 10 MB): run when typing pauses, not per keystroke.
+  if (query_ != typed_) {
+    typed_ = query_;
+    typed_at_ = ctx.now_s;
+  }
+  if (searched_ != query_ && ctx.now_s - typed_at_ >= kSearchDelay_s) {
     searched_ = query_;
     auto hits = ctx.store.search(query_);
     hits_.clear();

@@ -31,6 +31,9 @@ class SidebarPanel {
   uint64_t loaded_version_ = 0;
   std::string query_;
   std::string searched_;
+  std::string typed_;    // the query as of typed_at_
+  double typed_at_ = 0;  // when the query last changed
+  static constexpr double kSearchDelay_s = 0.2;
   std::vector<store::SearchHit> hits_;
   bool focus_search_ = false;
   chat::MessageId jump_to_ = 0;

@@ -66,7 +66,10 @@ struct UiContext {
   ReplySetup reply_setup() const {
     ReplySetup r;
     r.settings = config.settings;
-    if (model.facts) r.model_path = model.facts->path;
+    if (model.facts) {
+      r.model_path = model.facts->path;
+      r.kernel = model.facts->kernel_variant();
+    }
     return r;
   }
 };

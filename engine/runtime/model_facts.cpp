@@ -38,7 +38,7 @@ std::string dominant_weight_type(const ModelWeights& w) {
 
 }  // namespace
 
-ModelFacts describe_model(const Engine& engine) {
+ModelFacts describe_model(const Engine& engine, const KernelConfig& kernels) {
   const Model& m = engine.model();
   const ModelConfig& c = m.config();
   ModelFacts f;
@@ -60,6 +60,7 @@ ModelFacts describe_model(const Engine& engine) {
   f.layer_is_recurrent = c.is_recurrent;
   f.backend_kind = engine.options().backend;
   f.backend = engine.backend().info();
+  f.kernels = kernels;
   return f;
 }
 

@@ -6,6 +6,7 @@
 
 namespace qc {
 
-ModelFacts describe_model(const Engine& engine);
+// `kernels` is the kernel config in use (the engine's options hold the one it was opened with).
+ModelFacts describe_model(const Engine& engine, const KernelConfig& kernels);
 
 }  // namespace qc

@@ -11,7 +11,7 @@ namespace qc {
 // Owned by the worker thread alone.
 struct Worker::State {
   std::unique_ptr<Engine> engine;
-  EngineSettings settings;
+  EngineSettings settings;  // settings.kernels = the kernel config in use (set_kernel_config included)
 };
 
 namespace {
@@ -22,16 +22,6 @@ struct Overloaded : F... {
 };
 template <class... F>
 Overloaded(F...) -> Overloaded<F...>;
-
-EngineOptions engine_options(const std::string& path, BackendKind backend, const EngineSettings& s) {
-  EngineOptions o;
-  o.model_path = path;
-  o.backend = backend;
-  o.n_ctx = s.n_ctx;
-  o.n_threads = s.n_threads;
-  o.probes = s.probes;
-  return o;
-}
 
 // Checks the cheap things first so the common mistakes get a plain message (Engine::open would also
 // fail, with the reader's wording).
@@ -60,6 +50,13 @@ Worker::~Worker() {
 }
 
 void Worker::post(WorkerCommand command) {
+  if (const auto* k = std::get_if<SetKernelConfigCommand>(&command)) {
+    // Also queued (it applies before the next command when no reply runs), but a reply in progress
+    // picks it up at its next token boundary.
+    std::lock_guard<std::mutex> lock(kernels_mutex_);
+    pending_kernels_ = k->kernels;
+    kernels_pending_.store(true, std::memory_order_release);
+  }
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     queue_.push_back({next_seq_++, std::move(command)});
@@ -117,10 +114,56 @@ void Worker::run() {
       queue_.pop_front();
       running_command_ = true;
     }
+    apply_pending_kernels(state, "before the next command");
     execute(state, q);
     std::lock_guard<std::mutex> lock(queue_mutex_);
     running_command_ = false;
   }
+}
+
+void Worker::apply_pending_kernels(State& state, const std::string& when) {
+  if (!kernels_pending_.load(std::memory_order_acquire)) return;
+  KernelConfig k;
+  {
+    std::lock_guard<std::mutex> lock(kernels_mutex_);
+    k = pending_kernels_;
+    kernels_pending_.store(false, std::memory_order_release);
+  }
+  Status s;
+  if (const std::string bad = k.validate(); !bad.empty()) {
+    s = make_error("kernel config: " + bad);
+  } else if (state.engine) {
+    try {
+      s = state.engine->backend().set_kernel_config(k);
+    } catch (const std::exception& e) {
+      s = make_error(std::string("kernel config: ") + e.what());
+    }
+  }
+  if (s.ok()) state.settings.kernels = k;
+  std::string message = std::string("GEMV ") + gemv_variant_name(k.gemv) + " applied " + when;
+  if (!state.engine) message = std::string("GEMV ") + gemv_variant_name(k.gemv) + " kept for the next load";
+  emit(WorkerNotice{"kernels", s.ok(), s.ok() ? message : s.error().describe()});
+  if (s.ok() && state.engine) emit(ModelLoaded{describe_model(*state.engine, state.settings.kernels)});
+}
+
+EngineOptions Worker::engine_options(const std::string& path, BackendKind backend, const EngineSettings& s) {
+  EngineOptions o;
+  o.model_path = path;
+  o.backend = backend;
+  o.n_ctx = s.n_ctx;
+  o.n_threads = s.n_threads;
+  o.probes = s.probes;
+  o.kernels = s.kernels;
+  // The CUDA backend reports its weight upload; one event per percent is plenty for a progress bar.
+  auto last_percent = std::make_shared<int>(-1);
+  o.load_progress = [this, path, last_percent](uint64_t done, uint64_t total, const std::string& tensor) {
+    if (total == 0) return;
+    const int percent = static_cast<int>(done * 100 / total);
+    if (percent == *last_percent) return;
+    *last_percent = percent;
+    emit(ModelLoading{path, "uploading " + tensor, static_cast<double>(done) / static_cast<double>(total)});
+  };
+  return o;
 }
 
 void Worker::execute(State& state, const Queued& q) {
@@ -131,7 +174,7 @@ void Worker::execute(State& state, const Queued& q) {
   auto reopen = [&](const EngineOptions& o) -> Status {
     QC_ASSIGN(auto engine, Engine::open(o));
     state.engine = std::move(engine);
-    emit(ModelLoaded{describe_model(*state.engine)});
+    emit(ModelLoaded{describe_model(*state.engine, o.kernels)});
     return {};
   };
 
@@ -163,8 +206,13 @@ void Worker::execute(State& state, const Queued& q) {
           [&](const GenerateCommand& c) {
             GenerationContext ctx;
             ctx.engine = state.engine.get();
+            ctx.kernels = &state.settings.kernels;
             ctx.cancelled = [this, seq = q.seq] { return cancelled(seq); };
             ctx.emit = [this](WorkerEvent e) { emit(std::move(e)); };
+            ctx.at_token = [this, &state](int index) {
+              if (kernels_pending_.load(std::memory_order_acquire))
+                apply_pending_kernels(state, "at token " + std::to_string(index + 1) + " of the reply");
+            };
             try {
               run_generation(c, ctx);
             } catch (const std::exception& e) {
@@ -183,7 +231,8 @@ void Worker::execute(State& state, const Queued& q) {
             } else {
               try {
                 s = state.engine->switch_backend(c.backend);
-                if (s.ok()) emit(ModelLoaded{describe_model(*state.engine)});
+                if (s.ok()) s = state.engine->backend().set_kernel_config(state.settings.kernels);
+                if (s.ok()) emit(ModelLoaded{describe_model(*state.engine, state.settings.kernels)});
               } catch (const std::exception& e) {
                 s = make_error(std::string("switching the backend failed: ") + e.what());
               }
@@ -207,6 +256,10 @@ void Worker::execute(State& state, const Queued& q) {
           [&](const UnloadModelCommand&) {
             state.engine.reset();
             notice("unload", Status(), "model unloaded");
+          },
+          [&](const SetKernelConfigCommand&) {
+            // Applied by apply_pending_kernels() before this ran (or at a token boundary of the reply
+            // before it); nothing left to do.
           },
       },
       q.command);

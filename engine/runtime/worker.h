@@ -11,7 +11,8 @@
 //
 // Settings: a generation's sampler/MTP/thinking options travel with its GenerateCommand; engine settings
 // (context, threads, probes, backend) are commands of their own. Both take effect at the next generation:
-// commands run in order, so one posted while a reply streams runs when that reply ends.
+// commands run in order, so one posted while a reply streams runs when that reply ends. Kernel configs
+// (SetKernelConfigCommand) are the exception: a reply in progress switches at its next token boundary.
 //
 // Failures never end the process: engine errors, std::exception (bad_alloc) and broken files come back
 // as ModelLoadFailed, GenerationFinished{error} or WorkerNotice{ok = false}.
@@ -26,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -68,6 +70,9 @@ class Worker {
 
   void run();
   void execute(State& state, const Queued& q);
+  // Applies the latest SetKernelConfigCommand if one is waiting (worker thread); `when` goes in the notice.
+  void apply_pending_kernels(State& state, const std::string& when);
+  EngineOptions engine_options(const std::string& path, BackendKind backend, const EngineSettings& s);
   void emit(WorkerEvent event);
   bool cancelled(uint64_t seq) const { return seq < stop_before_.load(std::memory_order_acquire); }
 
@@ -86,6 +91,10 @@ class Worker {
 
   // Generations with a sequence number below this are cancelled (set by stop() and the destructor).
   std::atomic<uint64_t> stop_before_{0};
+
+  std::mutex kernels_mutex_;
+  KernelConfig pending_kernels_;              // requires kernels_mutex_
+  std::atomic<bool> kernels_pending_{false};  // set with pending_kernels_, cleared when it is taken
 
   std::thread thread_;  // last: starts after every member above is constructed
 };

@@ -11,7 +11,6 @@ namespace qc {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kPrefillChunk = 32;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -105,7 +104,9 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
     ctx.emit(failed(cmd.id, fitted.error().describe()));
     return;
   }
-  const ModelFacts facts = describe_model(engine);
+  const KernelConfig no_kernels;
+  const KernelConfig& kernels = ctx.kernels ? *ctx.kernels : no_kernels;
+  const ModelFacts facts = describe_model(engine, kernels);
 
   GenerateRequest req;
   req.prompt = std::move(fitted->tokens);
@@ -120,14 +121,11 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
   started.n_ctx = backend.n_ctx();
   started.dropped_messages = fitted->dropped_messages;
   started.backend = facts.backend.name;
+  started.kernel = facts.kernel_variant();
   ctx.emit(started);
 
   backend.reset();
-  // The CPU backend takes at most ReferenceOptions::max_batch (32) tokens per forward call while the
-  // generator's default chunk is 64, so prompts over 32 tokens would fail; chunks of 32 fit both.
-  GeneratorOptions gen_options;
-  gen_options.prefill_chunk = kPrefillChunk;
-  Generator gen(backend, tok, gen_options);
+  Generator gen(backend, tok);
   ReplyStream stream(cmd.id, cmd.render.thinking);
   const Clock::time_point t0 = Clock::now();
   Clock::time_point t_first{};
@@ -165,6 +163,7 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
     const std::string marker_text = marker ? tok.token_bytes(e.token) : std::string();
     ctx.emit(stream.push(e.index, marker ? std::string_view(marker_text) : e.text));
     ctx.emit(snapshot(e.index + 1));
+    if (ctx.at_token) ctx.at_token(e.index);
   };
   obs.on_text_tail = [&](std::string_view tail) { ctx.emit(stream.push(last_index, tail)); };
 
@@ -184,6 +183,7 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
   f.stats = result->stats;
   f.mtp_used = result->mtp_used;
   f.backend = facts.backend.name;
+  f.kernel = describe_model(engine, kernels).kernel_variant();  // a kernel switch mid-reply shows here
   f.context_used = backend.position();
   f.context_size = backend.n_ctx();
   ctx.emit(std::move(f));

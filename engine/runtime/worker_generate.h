@@ -11,9 +11,11 @@
 namespace qc {
 
 struct GenerationContext {
-  Engine* engine = nullptr;  // null: no model loaded (the generation finishes with an error)
+  Engine* engine = nullptr;               // null: no model loaded (the generation finishes with an error)
+  const KernelConfig* kernels = nullptr;  // in use (reported with the stats); may change at a token boundary
   std::function<bool()> cancelled;
   std::function<void(WorkerEvent)> emit;
+  std::function<void(int index)> at_token;  // after each token's events (kernel switches); may be empty
 };
 
 // Emits GenerationStarted / TokenDelta / StatsSnapshot / GenerationFinished as events.h describes;

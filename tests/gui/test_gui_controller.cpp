@@ -167,7 +167,7 @@ TEST_F(GuiController, SwitchingConversationMidReplyKeepsWhatCame) {
   EXPECT_TRUE(chat_->tree()->messages.empty());
 }
 
-TEST_F(GuiController, StreamingTextIsFlushedAtMostEvery250ms) {
+TEST_F(GuiController, StreamingTextIsFlushedAtMostEvery250msAndOnFrames) {
   // Events are fed by hand with a controlled clock; the worker's own events for this generation are
   // never drained (the generation id is the controller's, the text is ours).
   ASSERT_TRUE(chat_->send("flush test", setup(1)).ok());
@@ -193,13 +193,21 @@ TEST_F(GuiController, StreamingTextIsFlushedAtMostEvery250ms) {
   EXPECT_EQ(stored(), "a");  // within 250 ms of the last flush
   delta(3, "d", 1250);
   EXPECT_EQ(stored(), "abcd");
+  delta(4, "e", 1300);
+  EXPECT_EQ(stored(), "abcd");
+  ASSERT_TRUE(chat_->tick(1400).ok());  // no new delta, but a frame: still within 250 ms
+  EXPECT_EQ(stored(), "abcd");
+  ASSERT_TRUE(chat_->tick(1500).ok());  // the frame flushes what waited, without another token
+  EXPECT_EQ(stored(), "abcde");
+  ASSERT_TRUE(chat_->tick(2000).ok());  // nothing new: no write (the content stays)
+  EXPECT_EQ(stored(), "abcde");
   GenerationFinished f;
   f.id = gen;
   f.stop_reason = StopReason::stop_token;
-  f.parts.content = "abcde";
-  f.text = "abcde";
-  ASSERT_TRUE(chat_->on_event(f, 1300).ok());
-  EXPECT_EQ(stored(), "abcde");  // the finish always writes
+  f.parts.content = "abcdef";
+  f.text = "abcdef";
+  ASSERT_TRUE(chat_->on_event(f, 2010).ok());
+  EXPECT_EQ(stored(), "abcdef");  // the finish always writes
   EXPECT_FALSE(chat_->streaming());
 }
 

@@ -5,8 +5,10 @@
 // TokenDelta and StatsSnapshot interleaved (a token's snapshot follows its delta), then exactly one
 // GenerationFinished. Every GenerateCommand gets its GenerationFinished, also when it fails before
 // starting (no model loaded, prompt too long): then stop_reason is error and there is no Started.
-// A load gives ModelLoading events, then ModelLoaded or ModelLoadFailed. A backend switch or a
-// settings change gives a WorkerNotice and, when it worked, a ModelLoaded with the new facts.
+// A load gives ModelLoading events (with a fraction while the CUDA backend uploads weights), then
+// ModelLoaded or ModelLoadFailed. A backend switch or a
+// settings change gives a WorkerNotice and, when it worked, a ModelLoaded with the new facts. A kernel
+// config gives a WorkerNotice ("kernels") when it is applied (or refused) and a ModelLoaded.
 #pragma once
 
 #include <array>
@@ -18,6 +20,7 @@
 #include "generate/generator.h"
 #include "generate/stats.h"
 #include "qwenchat/engine.h"
+#include "qwenchat/kernel_config.h"
 #include "qwenchat/result.h"
 #include "qwenchat/session.h"
 
@@ -42,8 +45,13 @@ struct ModelFacts {
   int n_mtp = 0;                         // MTP layers; 0 = no MTP block
   std::vector<bool> layer_is_recurrent;  // per main layer: true = Gated DeltaNet, false = attention
   BackendKind backend_kind = BackendKind::kCpu;
-  BackendInfo backend;  // name, device, memory_bytes (state + scratch)
-  // Mapped weights + backend state: what the process holds for this model.
+  BackendInfo backend;   // name, device, memory_bytes (CPU: state + scratch; CUDA: device weights + state)
+  KernelConfig kernels;  // in use (meaningful on the CUDA backend)
+  // The GEMV variant's name on the CUDA backend, empty on the CPU (which has no kernel variants).
+  std::string kernel_variant() const {
+    return backend_kind == BackendKind::kCuda ? gemv_variant_name(kernels.gemv) : std::string();
+  }
+  // The file mapping (host) plus what the backend allocated (host or device).
   uint64_t memory_bytes() const { return file_bytes + backend.memory_bytes; }
 };
 
@@ -66,6 +74,7 @@ struct GenerationStarted {
   int n_ctx = 0;
   int dropped_messages = 0;  // earliest turns left out to fit the context
   std::string backend;       // BackendInfo::name
+  std::string kernel;        // GEMV variant on the CUDA backend, empty on the CPU
 };
 
 // The text one token added, already split into the reply's thinking and content (parse_reply). Each part
@@ -108,6 +117,7 @@ struct GenerationFinished {
   GenerationStats stats;
   bool mtp_used = false;
   std::string backend;  // BackendInfo::name
+  std::string kernel;   // GEMV variant at the end of the reply (CUDA), empty on the CPU
   int context_used = 0;
   int context_size = 0;
 };

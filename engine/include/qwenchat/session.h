@@ -11,6 +11,7 @@
 #include "generate/generator.h"
 #include "generate/sampler.h"
 #include "qwenchat/engine.h"
+#include "qwenchat/kernel_config.h"
 #include "tokenizer/chat_format.h"
 
 namespace qc {
@@ -18,9 +19,10 @@ namespace qc {
 // Engine settings that need the backend rebuilt (context size, threads, probes). Applied between
 // generations: a command posted while a reply streams waits in the queue until that reply ends.
 struct EngineSettings {
-  int n_ctx = 4096;     // positions of context (clamped to the model's training context)
-  int n_threads = 0;    // CPU backend threads; 0 = all cores
-  bool probes = false;  // per-layer hidden-state L2 norms in the stats snapshots
+  int n_ctx = 4096;      // positions of context (clamped to the model's training context)
+  int n_threads = 0;     // CPU backend threads; 0 = all cores
+  bool probes = false;   // per-layer hidden-state L2 norms in the stats snapshots
+  KernelConfig kernels;  // CUDA backend kernels at load time (later changes: SetKernelConfigCommand)
 
   // Range checks: "n_ctx must be in [16, 1048576], got 3".
   Status validate() const;
@@ -61,7 +63,16 @@ struct UpdateSettingsCommand {
 // Unloads the model (frees its memory).
 struct UnloadModelCommand {};
 
+// Kernel variants (GEMV family, fusions, CUDA graph, PDL). Does not wait in the queue: a reply in progress
+// switches at its next token boundary (Backend::set_kernel_config applies at the next forward call, the
+// CUDA backend re-captures its graph there); otherwise it applies before the next queued command. A later
+// load or rebuild uses the kernels its own command carries. The CPU backends accept any valid config and
+// change nothing.
+struct SetKernelConfigCommand {
+  KernelConfig kernels;
+};
+
 using WorkerCommand = std::variant<LoadModelCommand, GenerateCommand, SwitchBackendCommand,
-                                   UpdateSettingsCommand, UnloadModelCommand>;
+                                   UpdateSettingsCommand, UnloadModelCommand, SetKernelConfigCommand>;
 
 }  // namespace qc
