@@ -80,7 +80,10 @@ void ChatPanel::messages(UiContext& ctx) {
   }
   const bool grew = branch.size() != last_message_count_;
   last_message_count_ = branch.size();
-  if ((ctx.chat.streaming() && at_bottom) || grew) ImGui::SetScrollHereY(1.0f);
+  // Follow while streaming, and once more on the frame the reply ends (its stats line appears then).
+  const bool streaming = ctx.chat.streaming();
+  if (((streaming || was_streaming_) && at_bottom) || grew) ImGui::SetScrollHereY(1.0f);
+  was_streaming_ = streaming;
   ImGui::EndChild();
 }
 

@@ -32,6 +32,7 @@ class ChatPanel {
   int focus_input_ = kFocusTries;
   chat::MessageId scroll_to_ = 0;
   size_t last_message_count_ = 0;
+  bool was_streaming_ = false;
   MessageView message_view_;
   MarkdownCache cache_;
   chat::ConversationId cache_for_ = -1;

@@ -39,7 +39,11 @@ void busy_bar(double t, float width, float height, const char* overlay) {
 
 }  // namespace
 
-void ModelPanel::load(UiContext& ctx, const std::string& path) {
+void ModelPanel::load(UiContext& ctx, const std::string& typed) {
+  // Absolute, so the recent list and the replies' model field mean the same file from any folder.
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(typed, ec);
+  const std::string path = ec ? typed : abs.lexically_normal().string();
   LoadModelCommand c;
   c.path = path;
   auto kind = parse_backend_kind(ctx.config.backend);

@@ -13,7 +13,7 @@ class ModelPanel {
  public:
   void draw(UiContext& ctx);
   // Posts a load of `path` with the configured backend and engine settings; remembers it as recent.
-  static void load(UiContext& ctx, const std::string& path);
+  static void load(UiContext& ctx, const std::string& typed);
 
  private:
   void file_section(UiContext& ctx);

@@ -43,7 +43,9 @@ echo "$out" | grep -q "no display" || fail "no display: message was: $out"
 # Replies run until the context is full (a few seconds on the tiny model), so Esc certainly lands
 # while the second one streams.
 mkdir -p "$WORK/config/qwenchat"
-echo '{"settings": {"max_tokens": 100000, "n_ctx": 2048}}' >"$WORK/config/qwenchat/config.json"
+# A fixed seed: the same reply on every run.
+echo '{"settings": {"max_tokens": 100000, "n_ctx": 2048, "random_seed": false, "seed": 1}}' \
+  >"$WORK/config/qwenchat/config.json"
 
 # 3. A free display number.
 N=""
