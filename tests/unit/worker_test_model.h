@@ -15,8 +15,8 @@
 
 namespace qc::test {
 
-inline Status write_tiny_chat_model(const std::string& path, uint64_t seed = 7) {
-  QC_ASSIGN(ModelShape shape, preset_shape("tiny"));
+// Any shape: the vocabulary is trained up to shape.n_vocab rows (the rest are unused padding tokens).
+inline Status write_chat_model(const std::string& path, ModelShape shape, uint64_t seed) {
   BpeTrainOptions train;
   train.n_merges = shape.n_vocab - 256 - static_cast<int>(train.special_tokens.size());
   QC_ASSIGN(BpeVocab vocab, train_bpe(builtin_training_corpus(), train));
@@ -33,6 +33,11 @@ inline Status write_tiny_chat_model(const std::string& path, uint64_t seed = 7) 
   o.out_path = path;
   o.extra_metadata = [&](gguf::Writer& w) { write_bpe_vocab_metadata(w, vocab, chatml_jinja_template()); };
   return write_synthetic_model(o);
+}
+
+inline Status write_tiny_chat_model(const std::string& path, uint64_t seed = 7) {
+  QC_ASSIGN(ModelShape shape, preset_shape("tiny"));
+  return write_chat_model(path, shape, seed);
 }
 
 }  // namespace qc::test
