@@ -1,6 +1,7 @@
 // `logits`: float32 logits of every position (row after row) and the final post-norm hidden states, for
 // comparisons with outside references; a JSON header file beside (FILE.json) says the layout.
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
