@@ -169,7 +169,8 @@ done
 # Last: the bench tables (their tails) and the step summary.
 if [[ -f "$OUT/decode_bench.log" ]]; then
   echo
-  sed -n '/^== switches/,/^==== summary/p' "$OUT/decode_bench.log" | head -20
+  grep -A6 "^== switches" "$OUT/decode_bench.log"
+  grep -A9 "^== M tokens" "$OUT/decode_bench.log" | head -20
   sed -n '/==== summary/,$p' "$OUT/decode_bench.log"
 fi
 if [[ -f "$OUT/gemv_bench.log" ]]; then
