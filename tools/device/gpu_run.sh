@@ -154,6 +154,14 @@ step_decode() {
   local rc=$?
   [[ $rc -eq 124 ]] && log "decode bench TIMED OUT after 240 s (partial log kept)"
   grep -E "^model:|^bytes per token|^loaded" "$OUT/decode_bench.log" | head -4
+  # The --model path (upload from a GGUF file) on the end-to-end model of step backend, when it exists.
+  local m="$BUILD/e2e-0.8b-4l.gguf"
+  if [[ -f "$m" ]]; then
+    { echo; echo "==== qwenchat-bench --model $m ===="; } >> "$OUT/decode_bench.log"
+    timeout 60 "$DECODE_BIN" --model "$m" --variants tile,hu --contexts 0,1024 --tokens 16 --quick \
+      >> "$OUT/decode_bench.log" 2>&1 || log "decode bench on $m failed"
+    grep -A4 "^variant  kernels" "$OUT/decode_bench.log" | tail -3
+  fi
   return $rc
 }
 
