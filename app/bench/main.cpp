@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -154,7 +155,9 @@ class Bench {
   Status build_model();
   Result<double> forward_seconds(int ctx, int n);
   void measure_variants();
-  void measure_default();
+  // Breakdown, switches and M-token passes for one configuration (the default, then the fastest variant).
+  void measure_config(const KernelConfig& base, const std::string& tag);
+  GemvVariant fastest_variant() const;
   void print_table();
   void write_json();
 
@@ -277,9 +280,22 @@ void Bench::measure_variants() {
   }
 }
 
-void Bench::measure_default() {
-  const KernelConfig base;  // tile, fused, graph, PDL
-  const double W = static_cast<double>(be_->weight_bytes_per_token());
+GemvVariant Bench::fastest_variant() const {
+  GemvVariant best = KernelConfig{}.gemv;
+  double best_s = 1e30;
+  for (const Row& r : rows_) {
+    if (!r.error.empty() || r.ctx != opt_.contexts.front() || r.device_s <= 0.0 || r.device_s >= best_s)
+      continue;
+    best_s = r.device_s;
+    best = *qc::parse_gemv_variant(r.variant);
+  }
+  return best;
+}
+
+void Bench::measure_config(const KernelConfig& base, const std::string& tag) {
+  const std::string vname = qc::gemv_variant_name(base.gemv);
+  json out = json::object();
+  out["variant"] = vname;
   // Per-kernel breakdown of one eager step (events around every call).
   json breakdown = json::array();
   for (int ctx : {opt_.contexts.front(), opt_.contexts.back()}) {
@@ -295,9 +311,9 @@ void Bench::measure_default() {
     double total = 0.0;
     for (const auto& x : entries) total += x.ms;
     std::printf(
-        "\n== per-call time of one eager decode step (tile, ctx %d; events around every call break the\n"
+        "\n== per-call time of one eager decode step (%s, ctx %d; events around every call break the\n"
         "   PDL overlap, so the sum exceeds the graph's time) ==\n",
-        ctx);
+        vname.c_str(), ctx);
     json list = json::array();
     for (const auto& x : entries) {
       std::printf("  %-18s %8.3f ms %5.1f%%  %4d calls  %7.2f us/call\n", x.label.c_str(), x.ms,
@@ -307,7 +323,7 @@ void Bench::measure_default() {
     std::printf("  %-18s %8.3f ms\n", "sum", total);
     breakdown.push_back({{"ctx", ctx}, {"sum_ms", total}, {"calls", list}});
   }
-  extra_["breakdown"] = breakdown;
+  out["breakdown"] = breakdown;
 
   // The switches, one at a time, at the first context.
   struct Alt {
@@ -327,7 +343,7 @@ void Bench::measure_default() {
   k = base;
   k.fuse_residual_norm_quant = false;
   alts.push_back({"norm+quantise unfused", k});
-  std::printf("\n== switches (tile, ctx %d, device time per token) ==\n", opt_.contexts.front());
+  std::printf("\n== switches (%s, ctx %d, device time per token) ==\n", vname.c_str(), opt_.contexts.front());
   json sw = json::array();
   for (const Alt& a : alts) {
     if (out_of_time(a.label)) break;
@@ -342,10 +358,10 @@ void Bench::measure_default() {
                 1.0 / *t);
     sw.push_back({{"config", a.label}, {"ms", *t * 1e3}, {"kernels", n.ok() ? *n : -1}});
   }
-  extra_["switches"] = sw;
+  out["switches"] = sw;
 
   // MTP-style verification: M tokens in one weight pass.
-  std::printf("\n== M tokens in one weight pass (MTP verification), tile ==\n");
+  std::printf("\n== M tokens in one weight pass (MTP verification), %s ==\n", vname.c_str());
   json mt = json::array();
   for (int ctx : {opt_.contexts.front(), opt_.contexts.back()}) {
     double t1 = 0.0;
@@ -363,8 +379,8 @@ void Bench::measure_default() {
       mt.push_back({{"ctx", ctx}, {"m", m}, {"ms", *t * 1e3}, {"x_of_m1", *t / t1}});
     }
   }
-  extra_["mtp_passes"] = mt;
-  extra_["weight_bytes_per_token"] = W;
+  out["mtp_passes"] = mt;
+  extra_[tag] = out;
 }
 
 void Bench::print_table() {
@@ -465,7 +481,14 @@ int Bench::run() {
       be_->weight_bytes_per_token() / 1e9, be_->recurrent_bytes_per_step() / 1e9,
       (be_->kv_bytes_per_token(1) - be_->kv_bytes_per_token(0)) / 1e3);
   measure_variants();
-  measure_default();
+  measure_config(KernelConfig{}, "default_config");
+  const GemvVariant best = fastest_variant();
+  if (best != KernelConfig{}.gemv) {
+    KernelConfig k;
+    k.gemv = best;
+    measure_config(k, "fastest_variant");
+  }
+  extra_["weight_bytes_per_token"] = static_cast<double>(be_->weight_bytes_per_token());
   print_table();
   write_json();
   return 0;

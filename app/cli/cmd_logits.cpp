@@ -3,6 +3,7 @@
 // the MTP block's logits and hidden states follow: at position p (0..n-2) it is fed token p+1 and the main
 // model's hidden state of position p (QWEN35.md section 6), so its logits predict token p+2.
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,7 @@
 // qwenchat-mkmodel: writes a qwen35 GGUF with seeded random weights of a named preset or explicit sizes,
 // with a byte-level BPE vocabulary (trained on a built-in corpus) carrying the ChatML special tokens and
 // a chat template. The build uses it to generate the default model in assets/ until a trained one ships.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 

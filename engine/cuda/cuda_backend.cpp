@@ -1,6 +1,7 @@
 #include "cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "cuda/make_cuda_backend.h"

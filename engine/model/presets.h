@@ -3,6 +3,7 @@
 // code (which reads everything from the file).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 

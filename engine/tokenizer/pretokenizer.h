@@ -1,6 +1,7 @@
 // Pre-tokenizers: the regex that cuts text into words before byte-level BPE runs, selected by the name
 // GGUF stores in `tokenizer.ggml.pre`. Backed by PCRE2 (UTF + UCP so \p{L}, \s and friends are Unicode
-// aware); the pattern is compiled (and JIT-compiled when the library supports it) once per object.
+// aware; \s is compiled as \p{White_Space}, Hugging Face's meaning); the pattern is compiled (and
+// JIT-compiled when the library supports it) once per object.
 #pragma once
 
 #include <memory>

@@ -59,7 +59,8 @@ int unassigned(const char* path) {
     return 2;
   }
   const bool ok = for_each_string(path, [&](const std::string& s) {
-    const int rc = pcre2_match(code.get(), reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), 0, 0, md.get(), nullptr);
+    const int rc =
+        pcre2_match(code.get(), reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), 0, 0, md.get(), nullptr);
     std::printf("%d\n", rc > 0 ? 1 : 0);
     return true;
   });

@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
     check(i, "streamed token bytes != s", s, streamed, &stream_ok);
   }
   const size_t n = cases.size();
-  std::printf("decode(encode(s)) == s: %zu/%zu\ndecode(HF ids) == s: %zu/%zu\nstreamed == s: %zu/%zu\n", ours_ok,
-              n, hf_ok, n, stream_ok, n);
+  std::printf("decode(encode(s)) == s: %zu/%zu\ndecode(HF ids) == s: %zu/%zu\nstreamed == s: %zu/%zu\n",
+              ours_ok, n, hf_ok, n, stream_ok, n);
   return ours_ok == n && hf_ok == n && stream_ok == n ? 0 : 1;
 }

@@ -54,8 +54,9 @@ void exercise(const qc::Tokenizer& t) {
   const int n = t.n_vocab();
   require(n > 0);
   require(t.token_bytes(-1).empty() && t.token_bytes(n).empty());
-  for (const std::string_view s : {std::string_view("Hello world  <s> </s>\n\t123"),
-                                   std::string_view("caf\xC3\xA9 \xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x91\x8D \xff")}) {
+  for (const std::string_view s :
+       {std::string_view("Hello world  <s> </s>\n\t123"),
+        std::string_view("caf\xC3\xA9 \xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x91\x8D \xff")}) {
     for (const bool special : {false, true}) {
       const auto ids = t.encode(s, special);
       if (!ids.ok()) continue;

@@ -45,8 +45,9 @@ std::string tokenizer_json(const JsonSeed& s) {
     const bool ascii_word = (b >= 'a' && b <= 'z') || b == ' ' || b == '\'' || b == '\n';
     if (s.all_bytes || ascii_word) vocab[encode(std::string(1, static_cast<char>(b)))] = id++;
   }
-  const std::vector<std::pair<std::string, std::string>> merges = {
-      {" ", "t"}, {"h", "e"}, {" t", "he"}, {"l", "l"}, {"'", "ll"}, {"\n", "\n"}, {"o", "u"}, {" y", "ou"}, {" ", "y"}};
+  const std::vector<std::pair<std::string, std::string>> merges = {{" ", "t"}, {"h", "e"},   {" t", "he"},
+                                                                   {"l", "l"}, {"'", "ll"},  {"\n", "\n"},
+                                                                   {"o", "u"}, {" y", "ou"}, {" ", "y"}};
   json m = json::array();
   for (const auto& [a, b] : merges) {
     const std::string ea = encode(a), eb = encode(b);
@@ -60,25 +61,34 @@ std::string tokenizer_json(const JsonSeed& s) {
   json added = json::array();
   for (const auto& [text, special] : std::vector<std::pair<std::string, bool>>{
            {"<|endoftext|>", true}, {"<|im_start|>", true}, {"<|im_end|>", true}, {"<think>", false}}) {
-    added.push_back({{"id", id++}, {"content", text}, {"single_word", false}, {"lstrip", false},
-                     {"rstrip", false}, {"normalized", !special}, {"special", special}});
+    added.push_back({{"id", id++},
+                     {"content", text},
+                     {"single_word", false},
+                     {"lstrip", false},
+                     {"rstrip", false},
+                     {"normalized", !special},
+                     {"special", special}});
   }
-  const json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false},
-                           {"use_regex", false}};
-  json j = {{"version", "1.0"},
-            {"added_tokens", added},
-            {"normalizer", s.nfc ? json{{"type", "NFC"}} : json()},
-            {"pre_tokenizer",
-             {{"type", "Sequence"},
-              {"pretokenizers",
-               json::array({{{"type", "Split"},
-                             {"pattern", {{"Regex", std::string(qc::pretokenizer_regex(s.pre))}}},
-                             {"behavior", "Isolated"},
-                             {"invert", false}},
-                            byte_level})}}},
-            {"decoder", byte_level},
-            {"model",
-             {{"type", "BPE"}, {"dropout", nullptr}, {"ignore_merges", s.ignore_merges}, {"vocab", vocab}, {"merges", m}}}};
+  const json byte_level = {
+      {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}};
+  json j = {
+      {"version", "1.0"},
+      {"added_tokens", added},
+      {"normalizer", s.nfc ? json{{"type", "NFC"}} : json()},
+      {"pre_tokenizer",
+       {{"type", "Sequence"},
+        {"pretokenizers", json::array({{{"type", "Split"},
+                                        {"pattern", {{"Regex", std::string(qc::pretokenizer_regex(s.pre))}}},
+                                        {"behavior", "Isolated"},
+                                        {"invert", false}},
+                                       byte_level})}}},
+      {"decoder", byte_level},
+      {"model",
+       {{"type", "BPE"},
+        {"dropout", nullptr},
+        {"ignore_merges", s.ignore_merges},
+        {"vocab", vocab},
+        {"merges", m}}}};
   return j.dump();
 }
 
@@ -101,8 +111,8 @@ qc::SpmVocab spm_vocab(bool unigram, bool add_space_prefix) {
     add(hex, 0, qc::TokenType::kByte);
   }
   float score = -1;
-  for (const char* p : {"\xE2\x96\x81", "\xE2\x96\x81h", "e", "l", "lo", "\xE2\x96\x81hello", "h", "o", "w", "r",
-                        "d", "\xE2\x96\x81w", "or", "ld", "\xE2\x96\x81world"}) {
+  for (const char* p : {"\xE2\x96\x81", "\xE2\x96\x81h", "e", "l", "lo", "\xE2\x96\x81hello", "h", "o", "w",
+                        "r", "d", "\xE2\x96\x81w", "or", "ld", "\xE2\x96\x81world"}) {
     add(p, score, qc::TokenType::kNormal);
     score -= 0.5f;
   }

@@ -48,7 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   require(t.n_vocab() == static_cast<int>(vocab->tokens.size()));
   require(t.token_bytes(-1).empty() && t.token_bytes(t.n_vocab()).empty());
   for (const std::string_view s :
-       {std::string_view("Hello world, DON'T we'll  \n\n 123"), std::string_view("<|im_start|>user\n\xff<|im_end|>"),
+       {std::string_view("Hello world, DON'T we'll  \n\n 123"),
+        std::string_view("<|im_start|>user\n\xff<|im_end|>"),
         std::string_view("caf\xC3\xA9 \xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD"), input}) {
     check_encode(t, s, false);
     check_encode(t, s, true);

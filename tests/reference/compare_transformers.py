@@ -465,14 +465,11 @@ def mtp_logits_torch(c, mtp, embed, head, hidden, next_tokens, dtype):
         return shadow(inputs_embeds=x[None], use_cache=False).logits[0].double().numpy()
 
 
-def q8_names(c, hf_names, prefix):
-    """HF tensors whose GGUF counterpart is Q8_0 (2-D weights except in_proj_a/b and conv1d)."""
-    out = set()
-    for n in hf_names:
-        if n.endswith(("norm.weight", "dt_bias", "A_log", "conv1d.weight", "in_proj_a.weight", "in_proj_b.weight")):
-            continue
-        out.add(n)
-    return out
+def q8_names(hf):
+    """HF tensors whose GGUF counterpart is Q8_0: the 2-D weights except in_proj_a/b (conv1d is 3-D). By
+    shape, not by name: mtp.pre_fc_norm_embedding / _hidden are norms whose names do not end in norm.weight."""
+    return {n for n, v in hf.items()
+            if v.ndim == 2 and not n.endswith(("in_proj_a.weight", "in_proj_b.weight"))}
 
 
 def wrong_head_order(hf, c, prefix):
@@ -624,7 +621,7 @@ def run_case(c, args, work):
         if kind == "f32":
             ref, hfw = t64, hf
         else:
-            qn = q8_names(c, hf.keys(), prefix)
+            qn = q8_names(hf)
             hfw = {n: (q8_0_roundtrip(v) if n in qn else v) for n, v in hf.items()}
             mq = copy.deepcopy(m64)
             load_into(mq, hfw, saved_to_param, torch.float64)

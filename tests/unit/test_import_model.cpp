@@ -251,14 +251,30 @@ double tol(double want) {
   return std::fabs(want) * 0x1p-24 + 1e-12;
 }
 
-void check_converted_against_hf(const test::TinyHfSpec& s) {
+// The HF weights as a Q8_0 file holds them: every 2-D weight but in_proj_a/b and conv1d quantized and
+// dequantized in blocks of 32 along its rows (value-head reorders move whole rows or Dv-column chunks, so
+// the blocks are the same in both layouts when Dv % 32 == 0).
+test::HfWeights q8_rounded(test::HfWeights w) {
+  for (auto& [name, v] : w.value) {
+    const bool skip = w.shape[name].size() != 2 || name.find("in_proj_a.") != std::string::npos ||
+                      name.find("in_proj_b.") != std::string::npos;
+    if (skip) continue;
+    std::vector<uint8_t> q(dtype_bytes(DType::kQ8_0, v.size()));
+    quantize_q8_0(v.data(), q.data(), static_cast<int64_t>(v.size()));
+    dequantize_q8_0(q.data(), v.data(), static_cast<int64_t>(v.size()));
+  }
+  return w;
+}
+
+void check_converted_against_hf(const test::TinyHfSpec& s, DType out_type = DType::kF32) {
   test::TempDir dir;
-  const test::HfWeights w = test::make_hf_weights(s);
-  test::write_hf_checkpoint(dir.file("ckpt"), s, w);
+  const test::HfWeights stored = test::make_hf_weights(s);
+  test::write_hf_checkpoint(dir.file("ckpt"), s, stored);
+  const test::HfWeights w = out_type == DType::kQ8_0 ? q8_rounded(stored) : stored;
   ConvertOptions o;
   o.input_dir = dir.file("ckpt");
   o.out_path = dir.file("model.gguf");
-  o.import.out_type = DType::kF32;
+  o.import.out_type = out_type;
   auto conv = convert_hf_checkpoint(o);
   ASSERT_TRUE(conv.ok()) << conv.error().describe();
   auto model = Model::load(o.out_path);
@@ -325,6 +341,12 @@ TEST(ImportModel, ConvertedF32MatchesHfForwardBf16TiedTextOnly) {
   s.nk = 1;  // six value heads on one key head, a different grouping
   s.seed = 11;
   check_converted_against_hf(s);
+}
+
+// Q8_0: the reference on the Q8_0 file against the HF forward on the Q8_0-rounded HF weights (Dv = 32).
+TEST(ImportModel, ConvertedQ8_0MatchesHfForwardOnRoundedWeights) {
+  test::TinyHfSpec s;
+  check_converted_against_hf(s, DType::kQ8_0);
 }
 
 }  // namespace

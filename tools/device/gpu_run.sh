@@ -70,7 +70,16 @@ step_build() {
   for t in qwenchat_gpu_tests qwenchat-bench qwenchat-cli qwenchat-mkmodel; do
     if grep -q "build $t:\|build [^:]*/$t:" "$BUILD/build.ninja" 2>/dev/null; then targets+=("$t"); fi
   done
-  ninja -C "$BUILD" -j"$JOBS" "${targets[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; return 1; }
+  if ! ninja -C "$BUILD" -k 0 -j"$JOBS" "${targets[@]}" > "$OUT/build.log" 2>&1; then
+    # A newer compiler than the project's (Debian 12) may warn where GCC 12 does not: keep every error of
+    # this pass in the log, then build on without -Werror so the measurements still run.
+    log "build failed (errors below, all of them in build.log); retrying with QWENCHAT_WERROR=OFF, -k 0"
+    grep -E "error:|FAILED" "$OUT/build.log" | grep -v "ptxas" | cut -c1-240 | sort -u | head -30
+    mv "$OUT/build.log" "$OUT/build_werror.log"
+    cmake -S "$ROOT" -B "$BUILD" -DQWENCHAT_WERROR=OFF >> "$OUT/configure.log" 2>&1
+    ninja -C "$BUILD" -k 0 -j"$JOBS" "${targets[@]}" > "$OUT/build.log" 2>&1 ||
+      { grep -E "error:|FAILED" "$OUT/build.log" | grep -v ptxas | cut -c1-240 | head -30; }
+  fi
   # Register/spill report of the kernels (from -Xptxas -v) for the record.
   python3 "$ROOT/tools/device/ptxas_summary.py" "$OUT/build.log" > "$OUT/ptxas.txt" 2>/dev/null ||
     grep -E "Compiling entry|registers|spill" "$OUT/build.log" > "$OUT/ptxas.txt" || true
@@ -80,7 +89,7 @@ step_build() {
   CLI_BIN=$(find "$BUILD" -name qwenchat-cli -type f -perm -u+x | head -1)
   MKMODEL_BIN=$(find "$BUILD" -name qwenchat-mkmodel -type f -perm -u+x | head -1)
   log "tests: ${TESTS_BIN:-not built}; gemv bench: ${BENCH_BIN:-not built}; decode bench: ${DECODE_BIN:-not built}; cli: ${CLI_BIN:-not built}"
-  [[ -n "$BENCH_BIN" ]]
+  [[ -n "$BENCH_BIN" || -n "$TESTS_BIN" || -n "$DECODE_BIN" ]]
 }
 
 step_tests() {
@@ -145,6 +154,14 @@ step_decode() {
   local rc=$?
   [[ $rc -eq 124 ]] && log "decode bench TIMED OUT after 240 s (partial log kept)"
   grep -E "^model:|^bytes per token|^loaded" "$OUT/decode_bench.log" | head -4
+  # The --model path (upload from a GGUF file) on the end-to-end model of step backend, when it exists.
+  local m="$BUILD/e2e-0.8b-4l.gguf"
+  if [[ -f "$m" ]]; then
+    { echo; echo "==== qwenchat-bench --model $m ===="; } >> "$OUT/decode_bench.log"
+    timeout 60 "$DECODE_BIN" --model "$m" --variants tile,hu --contexts 0,1024 --tokens 16 --quick \
+      >> "$OUT/decode_bench.log" 2>&1 || log "decode bench on $m failed"
+    grep -A4 "^variant  kernels" "$OUT/decode_bench.log" | tail -3
+  fi
   return $rc
 }
 
@@ -160,7 +177,8 @@ done
 # Last: the bench tables (their tails) and the step summary.
 if [[ -f "$OUT/decode_bench.log" ]]; then
   echo
-  sed -n '/^== switches/,/^==== summary/p' "$OUT/decode_bench.log" | head -20
+  grep -A6 "^== switches" "$OUT/decode_bench.log"
+  grep -A9 "^== M tokens" "$OUT/decode_bench.log" | head -20
   sed -n '/==== summary/,$p' "$OUT/decode_bench.log"
 fi
 if [[ -f "$OUT/gemv_bench.log" ]]; then
