@@ -135,7 +135,9 @@ inline std::string tuning_label(const qc::gpu::TileTuning& t) {
                   t.trigger);
   else
     std::snprintf(b, sizeof b, "auto");
-  return b;
+  std::string out = b;
+  if (t.grid > 0) out += " G" + std::to_string(t.grid);
+  return out;
 }
 
 inline qc::gpu::TileTuning e1(int r, int u, int b) {

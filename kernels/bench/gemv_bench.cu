@@ -465,6 +465,21 @@ void Bench::shape_m1(const Shape& s) {
     if (r.error.empty() && (!best.count(t.engine) || r.us < best[t.engine].first)) best[t.engine] = {r.us, t};
     sweep_.push_back(r);
   }
+  // Explicit grid sizes around one and two blocks per SM for the best of engines 2 and 3: is an exactly even
+  // split over fewer blocks than SMs (balanced_grid's choice) better than one block on every SM?
+  const int sms = prop_.multiProcessorCount;
+  for (int engine : {2, 3}) {
+    if (!best.count(engine)) continue;
+    for (int g : {sms - 4, sms, sms + 4, 2 * sms - 8, 2 * sms}) {
+      if (out_of_time("grid")) break;
+      TileTuning t = best[engine].second;
+      t.grid = g;
+      Result r = measure(s, tile_variant(t), w, 1, "graph_pdl");
+      print_result("grid ", r);
+      sweep_.push_back(r);
+      if (r.error.empty() && r.us < best[engine].first) best[engine] = {r.us, t};
+    }
+  }
   // Each engine's best, also as plain launches and without PDL (the boundary overlap PDL buys).
   for (const auto& [engine, bt] : best) {
     for (const char* mode : {"events", "graph"}) {
