@@ -59,17 +59,19 @@ __global__ void __launch_bounds__(kMaxThreads) gemv_ring_kernel(const RingParams
   int4 rw[U][kRows];
   uint16_t rs[U][kRows];
   int ir = wr0, is = 0;  // the next item to issue: rows ir.., segment is
+  // Loads are unconditional (a missing row reads row wr0, an inactive lane the segment's first 16 bytes;
+  // the fold skips both): a load guarded by a branch merges with a zero into the slot's registers, and the
+  // first build showed the compiler then copying the ring slot at every step, which waits for the load just
+  // issued -- one segment in flight per warp (docs/KERNELS.md, "GEMV engines", run 1).
   auto issue = [&](int u) {
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
-      const int row = ir + (i % R);
+      const int row = min(ir + (i % R), wr1 - 1);
       const int8_t* wq = (kMats == 2 && i >= R) ? p.wq1 : p.wq0;
       const uint16_t* wd = (kMats == 2 && i >= R) ? p.wd1 : p.wd0;
-      const bool on = row < wr1 && lane_active(is, lane, p.k);
-      rw[u][i] = on ? load_w16(wq + static_cast<size_t>(row) * p.w_stride + is * kSegBytes + 16 * lane)
-                    : make_int4(0, 0, 0, 0);
-      rs[u][i] =
-          on ? __ldg(wd + static_cast<size_t>(row) * d_stride + is * kSegBlocks + lane / 2) : uint16_t{0};
+      const int off = is * kSegBytes + (lane_active(is, lane, p.k) ? 16 * lane : 0);
+      rw[u][i] = load_w16(wq + static_cast<size_t>(row) * p.w_stride + off);
+      rs[u][i] = __ldg(wd + static_cast<size_t>(row) * d_stride + off / kQBlock);
     }
     if (++is == nseg) {
       is = 0;
@@ -100,15 +102,8 @@ __global__ void __launch_bounds__(kMaxThreads) gemv_ring_kernel(const RingParams
     for (int u = 0; u < U; ++u) {
       const int t = base + u;
       if (t < T) {  // warp-uniform
-        int4 wv[kRows];
-        uint16_t sv[kRows];
-#pragma unroll
-        for (int i = 0; i < kRows; ++i) {
-          wv[i] = rw[u][i];
-          sv[i] = rs[u][i];
-        }
-        if (t + U < T) issue(u);  // refill the slot before folding it: U items stay in flight
-        if (p.late_trigger && t == trigger_at) pdl_trigger();
+        // Fold slot u, then refill it: the new load reuses the registers just read (no copy), and U-1 to U
+        // items stay in flight.
         if (lane_active(cs, lane, p.k)) {
 #pragma unroll
           for (int m = 0; m < M; ++m) {
@@ -117,9 +112,11 @@ __global__ void __launch_bounds__(kMaxThreads) gemv_ring_kernel(const RingParams
             act_words<kHL>(x, m, cs, lane, ah, al, xs);
 #pragma unroll
             for (int i = 0; i < kRows; ++i)
-              acc[m][i] = seg_fold(acc[m][i], seg_value<kHL>(wv[i], ah, al), sv[i], xs);
+              acc[m][i] = seg_fold(acc[m][i], seg_value<kHL>(rw[u][i], ah, al), rs[u][i], xs);
           }
         }
+        if (t + U < T) issue(u);
+        if (p.late_trigger && t == trigger_at) pdl_trigger();
         if (++cs == nseg) {  // rows cr .. cr+R-1 complete: epilogue
 #pragma unroll
           for (int r = 0; r < R; ++r) {

@@ -51,9 +51,12 @@ struct StreamParams {
   int ld_o, ld_os;
   int unit_rows, units;  // a block owns whole units (1 row, or a 32-row quantisation tile)
   int consumers, chunk, stages;
-  int wslot;            // chunk*512: one row's weights in a stage
-  int sslot;            // chunk*32 + 32: one row's scales (copied 16-byte aligned, so up to 15 bytes early)
-  int stage_bytes;      // mats * C*R * (wslot + sslot)
+  int whole;            // 1: a stage holds whole rows, one bulk copy per matrix for all its rows (+ one for
+                        // their scales); 0: a chunk of each row, one copy per row (+ one per row's scales)
+  int wslot;            // bytes between rows of a stage: chunk*512, or the row stride (whole rows)
+  int sslot;            // chunk: one row's scale slot, chunk*32 + 32 (copied 16-byte aligned, so up to 15
+                        // bytes early); whole: one matrix's scale region, C*R*K/16 + 32
+  int stage_bytes;      // mats * C*R * (wslot + sslot) (chunk) or mats * (C*R*wslot + sslot) (whole)
   int act_off;          // shared-memory offset of the staged activations; 0 = read them from global memory
   int out_off, out_ld;  // gate+up with quantised output: silu(g)*u of the block's rows, [M][out_ld] f32
   int late_trigger;
@@ -76,6 +79,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_stream_kernel(const Strea
   const uint32_t bars = smem_addr(smem);  // full[s] at bars + 8s, empty[s] at bars + 8(S + s)
   unsigned char* ring = smem + 16 * S;
   const int wregion = kMats * CR * p.wslot;
+  const int scale_row_bytes = p.k / 16;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
@@ -98,14 +102,18 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_stream_kernel(const Strea
   // aligned range [a0, a1). Where that range would leave the scale array (its first or last row when the
   // array's ends are not 16-byte aligned: never for K a multiple of 256 on an aligned array), the producer
   // copies the exact bytes with ordinary loads and stores instead.
-  auto scale_range = [&](int mat, int row, int kb0, int wbytes, uintptr_t& a, uintptr_t& a0, uintptr_t& a1) {
+  // Whole rows: the scales of rows [row, row + rows) are contiguous, one range for the group.
+  auto scale_range = [&](int mat, int row, int rows, int kb0, int wbytes, uintptr_t& a, uintptr_t& a0,
+                         uintptr_t& a1) {
     const uint16_t* wd = mat ? p.wd1 : p.wd0;
     a = reinterpret_cast<uintptr_t>(wd + static_cast<size_t>(row) * d_stride + kb0 / kQBlock);
     a0 = a & ~uintptr_t{15};
-    a1 = (a + wbytes / 16 + 15) & ~uintptr_t{15};
+    a1 = (a + static_cast<size_t>(rows) * (wbytes / 16) + 15) & ~uintptr_t{15};
     return a0 >= reinterpret_cast<uintptr_t>(wd) &&
            a1 <= reinterpret_cast<uintptr_t>(wd + static_cast<size_t>(p.n) * d_stride);
   };
+  // Where (matrix, stage row i)'s scale copy lands in a stage's scale region.
+  auto scale_slot = [&](int mat, int i) { return p.whole ? mat * p.sslot : (mat * CR + i) * p.sslot; };
 
   const bool producer = warp == C;
   auto produce = [&](int t) {
@@ -113,18 +121,20 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_stream_kernel(const Strea
     geometry(t, rg0, nrows, kb0, wbytes);
     const int slot = t % S;
     unsigned char* st = ring + slot * p.stage_bytes;
+    const int copies = p.whole ? 1 : nrows;  // scale copies per matrix
+    const int rows_per_copy = p.whole ? nrows : 1;
     uint32_t tx = 0;
     bool generic = false;
     for (int mat = 0; mat < kMats; ++mat) {
-      for (int i = 0; i < nrows; ++i) {
+      tx += static_cast<uint32_t>(nrows) * (p.whole ? p.wslot : wbytes);
+      for (int i = 0; i < copies; ++i) {
         uintptr_t a, a0, a1;
-        tx += wbytes;
-        if (scale_range(mat, rg0 + i, kb0, wbytes, a, a0, a1)) {
+        if (scale_range(mat, rg0 + i, rows_per_copy, kb0, wbytes, a, a0, a1)) {
           tx += static_cast<uint32_t>(a1 - a0);
         } else {
-          uint16_t* dst = reinterpret_cast<uint16_t*>(st + wregion + (mat * CR + i) * p.sslot + (a & 15));
+          uint16_t* dst = reinterpret_cast<uint16_t*>(st + wregion + scale_slot(mat, i) + (a & 15));
           const uint16_t* src = reinterpret_cast<const uint16_t*>(a);
-          for (int e = lane; e < wbytes / 32; e += 32) dst[e] = __ldg(src + e);
+          for (int e = lane; e < rows_per_copy * (wbytes / 32); e += 32) dst[e] = __ldg(src + e);
           generic = true;
         }
       }
@@ -136,12 +146,17 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_stream_kernel(const Strea
       mbar_arrive_expect_tx(full, tx);
       for (int mat = 0; mat < kMats; ++mat) {
         const int8_t* wq = mat ? p.wq1 : p.wq0;
-        for (int i = 0; i < nrows; ++i) {
-          bulk_g2s(smem_addr(st + (mat * CR + i) * p.wslot),
-                   wq + static_cast<size_t>(rg0 + i) * p.w_stride + kb0, static_cast<uint32_t>(wbytes), full);
+        if (p.whole)  // rows rg0.. are contiguous: one copy (padding to the row stride included)
+          bulk_g2s(smem_addr(st + mat * CR * p.wslot), wq + static_cast<size_t>(rg0) * p.w_stride,
+                   static_cast<uint32_t>(nrows) * p.wslot, full);
+        for (int i = 0; i < copies; ++i) {
+          if (!p.whole)
+            bulk_g2s(smem_addr(st + (mat * CR + i) * p.wslot),
+                     wq + static_cast<size_t>(rg0 + i) * p.w_stride + kb0, static_cast<uint32_t>(wbytes),
+                     full);
           uintptr_t a, a0, a1;
-          if (scale_range(mat, rg0 + i, kb0, wbytes, a, a0, a1))
-            bulk_g2s(smem_addr(st + wregion + (mat * CR + i) * p.sslot), reinterpret_cast<const void*>(a0),
+          if (scale_range(mat, rg0 + i, rows_per_copy, kb0, wbytes, a, a0, a1))
+            bulk_g2s(smem_addr(st + wregion + scale_slot(mat, i)), reinterpret_cast<const void*>(a0),
                      static_cast<uint32_t>(a1 - a0), full);
         }
       }
@@ -192,10 +207,11 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_stream_kernel(const Strea
         const int i = i0 + r < nrows ? i0 + r : i0;  // a missing row aliases the first: computed, not written
 #pragma unroll
         for (int mat = 0; mat < kMats; ++mat) {
-          uintptr_t a, a0, a1;
-          (void)scale_range(mat, rg0 + i, kb0, wbytes, a, a0, a1);
+          uintptr_t a, a0, a1;  // the copy's source: the group's first row (whole rows) or this row
+          (void)scale_range(mat, p.whole ? rg0 : rg0 + i, 1, kb0, wbytes, a, a0, a1);
           wrow[mat * R + r] = st + (mat * CR + i) * p.wslot + 16 * lane;
-          srow[mat * R + r] = st + wregion + (mat * CR + i) * p.sslot + (a & 15) + 2 * (lane / 2);
+          srow[mat * R + r] = st + wregion + scale_slot(mat, i) + (a & 15) +
+                              (p.whole ? i * scale_row_bytes : 0) + 2 * (lane / 2);
         }
       }
       const int s0 = kb0 / kSegBytes;
@@ -306,8 +322,8 @@ GpuStatus launch_gemv_stream(const GemvJob& j, const TileTuning& t, int sms, cud
       "gemv stream: warps must be in [1, " + std::to_string(kMaxConsumers) + "], got " + std::to_string(C));
   QC_GPU_REQUIRE(R == 1 || R == 2 || (R == 4 && j.mats == 1),
                  "gemv stream: rows_per_warp must be 1, 2 or 4 (gate+up: 1 or 2), got " + std::to_string(R));
-  QC_GPU_REQUIRE(chunk >= 1 && chunk <= 16,
-                 "gemv stream: chunk must be in [1, 16], got " + std::to_string(chunk));
+  QC_GPU_REQUIRE(chunk >= 1 && chunk <= 64,
+                 "gemv stream: chunk must be in [1, 64], got " + std::to_string(chunk));
   QC_GPU_REQUIRE(S >= 2 && S <= 16, "gemv stream: stages must be in [2, 16], got " + std::to_string(S));
   const bool quant = j.mats == 2 && j.out_q.hi;
   const int unit_rows = quant ? kQBlock : 1;
@@ -339,10 +355,20 @@ GpuStatus launch_gemv_stream(const GemvJob& j, const TileTuning& t, int sms, cud
   p.unit_rows = unit_rows;
   p.units = units;
   p.consumers = C;
-  p.chunk = chunk;
-  p.wslot = chunk * kSegBytes;
-  p.sslot = chunk * 2 * kSegBlocks + 32;
-  p.stage_bytes = j.mats * C * R * (p.wslot + p.sslot);
+  // A chunk that covers the row means whole rows per stage: one bulk copy per matrix (+ one for the scales).
+  // The first run showed a stage's time set by its number of copies, not its bytes (~0.1-0.15 us per copy).
+  const int nseg = (j.k + kSegBytes - 1) / kSegBytes;
+  p.whole = chunk >= nseg ? 1 : 0;
+  p.chunk = p.whole ? nseg : chunk;
+  if (p.whole) {
+    p.wslot = j.w_stride;
+    p.sslot = (C * R * (j.k / 16) + 32 + 15) / 16 * 16;
+    p.stage_bytes = j.mats * (C * R * p.wslot + p.sslot);
+  } else {
+    p.wslot = chunk * kSegBytes;
+    p.sslot = chunk * 2 * kSegBlocks + 32;
+    p.stage_bytes = j.mats * C * R * (p.wslot + p.sslot);
+  }
   p.out_ld = rows_cap;
   p.late_trigger = t.trigger == 2 ? 1 : 0;
 

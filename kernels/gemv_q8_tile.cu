@@ -255,10 +255,20 @@ TileTuning engine_defaults(int engine, int m, int k, bool gateup) {
   const int nseg = (k + kSegBytes - 1) / kSegBytes;
   TileTuning t;
   t.engine = engine;
-  if (engine == 1) {  // the 2026-12-02 sweep's winners (docs/measurements/2026-12-02-h200-gemv-bench.log)
-    t.rows_per_warp = (m >= 3 && !gateup) ? 2 : 1;
-    t.unroll = (t.rows_per_warp == 1 && nseg >= 12) ? 8 : 4;
-    t.blocks_per_sm = t.rows_per_warp == 2 ? 2 : (nseg >= 30 ? 0 : (nseg >= 12 ? 3 : 4));
+  if (engine == 1) {  // the winners of the 2026-12-02 sweeps (docs/measurements/2026-12-02-h200-gemv-*)
+    if (gateup) {
+      t.rows_per_warp = 1;
+      t.unroll = 4;
+      t.blocks_per_sm = 3;
+    } else if (m == 1 || (m == 2 && nseg >= 12 && nseg < 30) || (m == 4 && nseg >= 30)) {
+      t.rows_per_warp = 1;
+      t.unroll = nseg >= 12 ? 8 : 4;
+      t.blocks_per_sm = nseg >= 30 ? 0 : (nseg >= 12 ? 3 : 4);
+    } else {
+      t.rows_per_warp = 2;
+      t.unroll = 4;
+      t.blocks_per_sm = 2;
+    }
   } else if (engine == 2) {
     t.warps = 8;
     t.rows_per_warp = m == 1 ? 1 : 2;
@@ -420,14 +430,14 @@ namespace qc::gpu {
 TileTuning tile_tuning_for(int m, int k, int n, int sm_count) {
   (void)n;
   (void)sm_count;
-  // Engine 2 with its defaults until the sweep of the first run with the engines has picked per shape.
-  return detail::engine_defaults(2, m, k, false);
+  // Engine 1 with the first run's winners until engines 2 and 3 have been measured in their fixed form.
+  return detail::engine_defaults(1, m, k, false);
 }
 
 TileTuning gateup_tuning_for(int m, int k, int n, int sm_count) {
   (void)n;
   (void)sm_count;
-  return detail::engine_defaults(2, m, k, true);
+  return detail::engine_defaults(1, m, k, true);
 }
 
 }  // namespace qc::gpu

@@ -145,50 +145,46 @@ struct Result {
   std::string error;
 };
 
-// The sweep of the tile engines at M = 1 (graph + PDL).
-std::vector<TileTuning> sweep_m1(bool quick) {
+// The sweep of the tile engines at M = 1 (graph + PDL). Engine 2 with chunk 64 = whole rows per stage.
+std::vector<TileTuning> sweep_m1(bool quick, int k) {
   std::vector<TileTuning> v;
   for (const auto& [r, u] : std::vector<std::pair<int, int>>{{1, 4}, {1, 8}, {2, 4}})
     for (int b : {0, 2, 3, 4}) v.push_back(e1(r, u, b));
-  for (int c : quick ? std::vector<int>{8} : std::vector<int>{4, 8, 12})
+  v.push_back(e2(8, 1, 8, 4, 2, 1));  // the best chunked stages of run 1, for reference
+  v.push_back(e2(4, 2, 8, 2, 2, 1));
+  for (int c : quick ? std::vector<int>{4} : std::vector<int>{2, 4, 8})
     for (int r : {1, 2})
-      for (int chunk : {2, 4, 8})
-        for (int st : {2, 3, 4, 6})
-          for (int g : {1, 2})
-            for (int trig : {1, 2}) {
-              const int ring = st * c * r * (chunk * 512 + chunk * 32 + 32);
-              if (ring > 160 * 1024 || ring < 16 * 1024) continue;
-              v.push_back(e2(c, r, chunk, st, g, trig));
-            }
+      for (int st : {2, 3, 4})
+        for (int g : {1, 2})
+          for (int trig : {1, 2}) {
+            const int ring = st * c * r * (k + k / 16);
+            if (ring > 224 * 1024) continue;
+            v.push_back(e2(c, r, 64, st, g, trig));
+          }
   for (int w : {4, 8, 16})
     for (const auto& [r, u] : std::vector<std::pair<int, int>>{{1, 4}, {1, 8}, {2, 4}})
-      for (int g : {1, 2, 3, 4})
-        for (int trig : {1, 2}) v.push_back(e3(w, r, u, g, trig));
+      for (int g : {1, 2, 3, 4}) v.push_back(e3(w, r, u, g, 2));
   return v;
 }
 // M = 2..4: rows per warp matter (activation reuse); a reduced sweep.
 std::vector<TileTuning> sweep_mk() {
-  std::vector<TileTuning> v{e1(2, 4, 2),       e1(1, 4, 4),       e3(8, 1, 8, 2, 2),
-                            e3(8, 2, 4, 2, 2), e3(8, 2, 4, 3, 2), e3(16, 2, 4, 1, 2)};
-  for (int c : {4, 8})
+  std::vector<TileTuning> v{e1(2, 4, 2),       e1(1, 4, 4),        e1(1, 8, 0),
+                            e1(1, 8, 3),       e3(8, 1, 8, 2, 2),  e3(8, 2, 4, 2, 2),
+                            e3(8, 2, 4, 3, 2), e3(16, 2, 4, 1, 2), e3(4, 2, 4, 4, 2)};
+  for (int c : {2, 4, 8})
     for (int r : {1, 2, 4})
-      for (int chunk : {2, 4})
-        for (int st : {3, 4}) v.push_back(e2(c, r, chunk, st, 1, 2));
+      for (int st : {2, 3}) v.push_back(e2(c, r, 64, st, 1, 2));
   return v;
 }
 std::vector<TileTuning> sweep_gateup() {
   std::vector<TileTuning> v{TileTuning{}};
   for (int u : {4, 8})
     for (int b : {0, 2, 3, 4}) v.push_back(e1(1, u, b));
-  for (int c : {4, 8})
+  for (int c : {2, 4, 8})
     for (int r : {1, 2})
-      for (int chunk : {2, 4})
-        for (int st : {2, 3, 4})
-          for (int g : {1, 2})
-            for (int trig : {1, 2}) {
-              const int ring = st * 2 * c * r * (chunk * 512 + chunk * 32 + 32);
-              if (ring <= 192 * 1024) v.push_back(e2(c, r, chunk, st, g, trig));
-            }
+      for (int st : {2, 3})
+        for (int g : {1, 2})
+          for (int trig : {1, 2}) v.push_back(e2(c, r, 64, st, g, trig));
   for (int w : {4, 8, 16})
     for (int u : {4, 8})
       for (int g : {1, 2, 3}) v.push_back(e3(w, 1, u, g, 2));
@@ -458,7 +454,7 @@ void Bench::shape_m1(const Shape& s) {
     }
   // The sweep (hl, graph + PDL).
   std::map<int, std::pair<double, TileTuning>> best;  // engine -> (us, schedule)
-  for (const TileTuning& t : filtered(sweep_m1(opt_.quick))) {
+  for (const TileTuning& t : filtered(sweep_m1(opt_.quick, s.k))) {
     if (out_of_time("sweep")) break;
     Result r = measure(s, tile_variant(t), w, 1, "graph_pdl");
     print_result("sweep ", r);
