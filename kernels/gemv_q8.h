@@ -32,11 +32,12 @@ struct TileTuning {
                    // stages with bulk copies (sm_90; engine 3 elsewhere); 3 "ring": each warp keeps a
                    // register ring of U segments continuously in flight
   int warps = 0;   // engines 2, 3: warps per block doing dot products (engine 2: consumers, + 1 producer)
-  int chunk = 0;   // engine 2: segments per row per stage
+  int chunk = 0;   // engine 2: segments per row per stage; >= the row's segments (64 always is): whole
+                   // rows, one bulk copy per matrix per stage (the faster form)
   int stages = 0;  // engine 2: stages in the ring
   int grid_per_sm = 0;  // engines 2, 3: blocks per SM of the persistent grid (the exact count is chosen so
                         // that every block gets the same number of rows)
-  int grid = 0;     // engines 2, 3: exact number of blocks (overrides grid_per_sm; tests, sweeps)
+  int grid = 0;         // engines 2, 3: exact number of blocks (overrides grid_per_sm; tests, sweeps)
   int trigger = 0;  // engines 2, 3, PDL launches: 1 = let the next kernel launch right after the dependency
                     // wait; 2 = only once this block has issued its last weight load
 };

@@ -260,7 +260,7 @@ TileTuning engine_defaults(int engine, int m, int k, bool gateup) {
       t.rows_per_warp = 1;
       t.unroll = 4;
       t.blocks_per_sm = 3;
-    } else if (m == 1 || (m == 2 && nseg >= 12 && nseg < 30) || (m == 4 && nseg >= 30)) {
+    } else if (m == 1) {
       t.rows_per_warp = 1;
       t.unroll = nseg >= 12 ? 8 : 4;
       t.blocks_per_sm = nseg >= 30 ? 0 : (nseg >= 12 ? 3 : 4);
@@ -269,18 +269,18 @@ TileTuning engine_defaults(int engine, int m, int k, bool gateup) {
       t.unroll = 4;
       t.blocks_per_sm = 2;
     }
-  } else if (engine == 2) {
+  } else if (engine == 2) {  // its best of run 2: whole rows per stage, 2 stages (the ring fits 2 on the SM)
     t.warps = 8;
-    t.rows_per_warp = m == 1 ? 1 : 2;
-    t.chunk = 4;
-    t.stages = 4;
-    t.grid_per_sm = 1;
-    t.trigger = 2;
-  } else {
-    t.warps = 8;
-    t.rows_per_warp = (m >= 3 && !gateup) ? 2 : 1;
-    t.unroll = t.rows_per_warp == 2 ? 4 : 8;
-    t.grid_per_sm = 2;
+    t.rows_per_warp = (m == 1 || gateup) ? 1 : 2;
+    t.chunk = 64;
+    t.stages = 2;
+    t.grid_per_sm = m == 1 ? 2 : 1;
+    t.trigger = m == 1 ? 1 : 2;
+  } else {  // engine 3, its best of run 2
+    t.warps = gateup ? 16 : (m == 1 ? 8 : 4);
+    t.rows_per_warp = gateup ? 1 : 2;
+    t.unroll = gateup ? 8 : 4;
+    t.grid_per_sm = gateup ? 1 : 4;
     t.trigger = 2;
   }
   return t;
@@ -427,17 +427,35 @@ int balanced_grid(int units, int unit_rows, int n, int warps, int rows_per_warp,
 
 namespace qc::gpu {
 
+// The measured winners (H200, 2026-12-02 run 2: docs/measurements/2026-12-02-h200-gemv-engines-run2.*, graph
+// + PDL, hl activations; the h format ranks the same way). Three shape classes of the 27B model:
+//   FFN down (K = 17408):             M = 1 e1 R1 U8 b0 (78%); M >= 2 e3 W4 R2 U4 g4 (M = 2 costs 1.04x M =
+//   1,
+//                                     against 1.57x with engine 1)
+//   out-proj (K = 6144, N = 5120):    M = 1 e1 R1 U8 b3 (71%); M = 2, 3 e3 W4 R2 U4 g4; M = 4 e1 R2 U4 b2
+//   K = 5120, N >= 12288 (gate/up, qkv+z, q+gate, lm_head): M = 1 e1 R1 U4 b4 (84-96%); M >= 2 e1 R2 U4 b2
+// Shapes outside these classes take the nearest class by segments per row (and N for the middle one).
 TileTuning tile_tuning_for(int m, int k, int n, int sm_count) {
-  (void)n;
   (void)sm_count;
-  // Engine 1 with the first run's winners until engines 2 and 3 have been measured in their fixed form.
+  const int nseg = (k + kSegBytes - 1) / kSegBytes;
+  TileTuning e3 = detail::engine_defaults(3, 2, k, false);
+  e3.warps = 4;
+  e3.grid_per_sm = 4;
+  if (nseg >= 30) return m == 1 ? detail::engine_defaults(1, 1, k, false) : e3;
+  if (nseg >= 12 && n <= 8192) {
+    if (m == 1 || m == 4) return detail::engine_defaults(1, m, k, false);
+    return e3;
+  }
   return detail::engine_defaults(1, m, k, false);
 }
 
+// Fused gate+up: M = 1 engine 2 with whole rows (82% of the ceiling per pair, as fast as two plain launches
+// while it also does the SwiGLU and the quantisation that would be a third kernel); engine 1's fused form
+// walks 544 32-row tiles unevenly (71%). M >= 2 was only measured inside the token graph: engine 1.
 TileTuning gateup_tuning_for(int m, int k, int n, int sm_count) {
   (void)n;
   (void)sm_count;
-  return detail::engine_defaults(1, m, k, true);
+  return detail::engine_defaults(m == 1 ? 2 : 1, m, k, true);
 }
 
 }  // namespace qc::gpu
