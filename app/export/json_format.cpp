@@ -184,7 +184,9 @@ Result<std::vector<chat::ChatTree>> parse_export_json(std::string_view text) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error for bad syntax, out_of_range for a number too big for a double ("1E400"): both mean
+    // the file is not something we can import (found by tests/store/import_fuzz).
     return make_error(std::string("not valid JSON: ") + e.what());
   }
   if (!doc.is_object())

@@ -1,58 +1,50 @@
-// qwenchat-gemv-bench: the Q8_0 GEMV variants on the 27B shapes against the read-only bandwidth ceiling
-// measured in the same run (PERFORMANCE.md "Method").
+// qwenchat-gemv-bench: the Q8_0 GEMVs on the 27B shapes against the read-only bandwidth ceiling measured in
+// the same run (PERFORMANCE.md "Method").
 //
-//   qwenchat-gemv-bench [--json PATH] [--budget SECONDS] [--quick]
+//   qwenchat-gemv-bench [--json PATH] [--budget SECONDS] [--quick] [--engines LIST]
+//
+// --engines 1,3 leaves engine 2 out of the sweeps and replaces the launcher's choice by engine 3's defaults
+// (for a machine or build where engine 2 fails: tools/ run scripts retry with it).
 //
 // 1. Read ceiling: 16-byte loads, four in flight per thread, grid-stride over an 8 GiB buffer, blocks of
-//    512 threads x {2, 4, 8, 16} per SM, median of 10 each; the ceiling is the best median.
-// 2. Device-to-device copy of 4 GiB (bytes read + written), median of 10.
-// 3. Every variant on every shape, M = 1, with random weights in enough copies that L2 never holds the
-//    matrix (>= 256 MB rotated): (a) events around L plain launches, (b) L launches captured in a CUDA
-//    graph (what decode sees), (c) the same graph with programmatic dependent launch. Median of trials.
-// 4. The tile schedule sweep (rows per warp, segments in flight, blocks per SM), M = 1..4 for the best
-//    tile schedule, fused gate+up vs two launches, and a 27B per-token GEMV estimate from the graph times.
-// Everything is printed as it is measured; a compact table comes last. A wall-clock budget (default 170 s)
+//    512 threads x {2, 4, 8, 16} per SM, median of 10 each; the ceiling is the best median. Device-to-device
+//    copy of 4 GiB (bytes read + written).
+// 2. Per shape, M = 1: the seed's variants and the launcher's tile choice ("tile"/"tile_h" = auto), then the
+//    sweep of the tile engines (engine 1 batch, 2 stream, 3 ring: gemv_q8.h TileTuning), each point = L
+//    launches over rotated weight copies (>= 256 MB, so L2 never holds the matrix) captured in a CUDA graph
+//    with programmatic dependent launch (what decode runs), median of replays. Each engine's best is then
+//    also timed as plain launches (events) and as a graph without PDL.
+// 3. Fused gate+up (+ quantised output, as decode runs it) against two launches of the best plain schedule.
+// 4. The token: every Q8_0 GEMV of a 27B decode step (64 layers, distinct weights, 27 GB; 48 GDN layers:
+//    qkv+z, out; 16 attention layers: q+gate, out; every layer gate, up, down; then lm_head) in one graph
+//    with PDL, for the launcher's choice, this run's best schedule per shape, and the seed's "hu".
+// 5. M = 2..4 (MTP verification): a reduced sweep per shape and the token graph with the launcher's choice.
+// Everything is printed as it is measured; a compact table comes last. A wall-clock budget (default 200 s)
 // skips what is left rather than overrunning.
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
-
-#include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <string>
-#include <vector>
+#include <map>
 
-#include "bench/bench_util.cuh"
+#include "gemv_bench_util.cuh"
 #include "gemv_q8.h"
 #include "norm_quant.h"
 
 namespace {
 
+using namespace qc::bench;
 using qc::GemvVariant;
 using qc::gpu::GpuStatus;
-
-#define BENCH_CHECK(stmt) QC_BENCH_CHECK(stmt)
-
+using qc::gpu::TileTuning;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
   std::string json;
-  double budget_s = 170.0;
+  double budget_s = 200.0;
   bool quick = false;
+  unsigned engines = 0xe;  // bit e: engine e may run
 };
 
-// Shared with qwenchat-bench (kernels/bench/bench_util.cuh): hash fills, the read stream, event timing.
-using qc::bench::fill;
-using qc::bench::fill_int8;
-using qc::bench::fill_normal;
-using qc::bench::median;
-using qc::bench::time_median;
-
-// ---- the model's shapes and the variants ----
 struct Shape {
   const char* name;
   int k, n;
@@ -62,13 +54,25 @@ const Shape kShapes[] = {
     {"ffn gate/up", 5120, 17408, 128}, {"ffn down", 17408, 5120, 64},    {"gdn qkv+z", 5120, 16384, 48},
     {"attn/gdn out", 6144, 5120, 64},  {"attn q+gate", 5120, 12288, 16}, {"lm_head", 5120, 248320, 1},
 };
+const Shape& shape_by_name(const char* name) {
+  for (const Shape& s : kShapes)
+    if (std::strcmp(s.name, name) == 0) return s;
+  return kShapes[0];
+}
 
 struct Variant {
   std::string label;
   GemvVariant v;
-  qc::gpu::TileTuning tile{};
+  TileTuning tile{};
   int split_k = 4;
 };
+Variant tile_variant(const TileTuning& t) {
+  return Variant{tuning_label(t), GemvVariant::kTile, t};
+}
+
+double q8_bytes(int n, int k) {
+  return static_cast<double>(qc::gpu::q8_split_q_bytes(n, k)) + 2.0 * qc::gpu::q8_split_d_count(n, k);
+}
 
 struct Weights {
   int k = 0, n = 0, copies = 0;
@@ -79,14 +83,59 @@ struct Weights {
     return qc::gpu::Q8Weights{q + static_cast<size_t>(i % copies) * q_bytes,
                               d + static_cast<size_t>(i % copies) * d_count, n, k, qc::gpu::q8_row_stride(k)};
   }
-  double bytes() const { return static_cast<double>(q_bytes) + 2.0 * d_count; }
+  double bytes() const { return q8_bytes(n, k); }
+  void alloc(int kk, int nn, double min_total) {
+    k = kk;
+    n = nn;
+    q_bytes = qc::gpu::q8_split_q_bytes(n, k);
+    d_count = qc::gpu::q8_split_d_count(n, k);
+    copies = std::max(2, static_cast<int>(std::ceil(min_total / bytes())));
+    BENCH_CHECK(cudaMalloc(&q, q_bytes * copies));
+    BENCH_CHECK(cudaMalloc(&d, d_count * copies * sizeof(uint16_t)));
+    fill(fill_int8, q, q_bytes * copies, uint64_t{1000} + n + k);
+    fill(fill_scales, d, d_count * copies, uint64_t{2000} + n + k);
+    BENCH_CHECK(cudaDeviceSynchronize());
+  }
+  void release() {
+    BENCH_CHECK(cudaFree(q));
+    BENCH_CHECK(cudaFree(d));
+    q = nullptr;
+    d = nullptr;
+  }
 };
 
+// Quantised activations (hl words) for M <= 4 rows of K, from random normals.
 struct Acts {
   int8_t *hi = nullptr, *lo = nullptr;
   float *scale = nullptr, *f32 = nullptr;
   int k = 0;
   qc::gpu::QActIn in() const { return qc::gpu::QActIn{hi, lo, scale, k, k / 32}; }
+  qc::gpu::QActOut out() const { return qc::gpu::QActOut{hi, lo, scale, k, k / 32}; }
+  void alloc(int kk, cudaStream_t s) {
+    k = kk;
+    const size_t n = static_cast<size_t>(4) * k;
+    BENCH_CHECK(cudaMalloc(&hi, n));
+    BENCH_CHECK(cudaMalloc(&lo, n));
+    BENCH_CHECK(cudaMalloc(&scale, n / 32 * sizeof(float)));
+    BENCH_CHECK(cudaMalloc(&f32, n * sizeof(float)));
+    fill(fill_normal, f32, n, uint64_t{77} + k);
+    BENCH_CHECK(cudaDeviceSynchronize());  // the fill ran on the legacy stream
+    qc::gpu::QuantizeArgs qa;
+    qa.x = f32;
+    qa.ld_x = k;
+    qa.n = k;
+    qa.m = 4;
+    qa.out = out();
+    const GpuStatus st = qc::gpu::quantize_act(qa, s);
+    if (!st.ok()) std::printf("!! quantize_act: %s\n", st.describe().c_str());
+    BENCH_CHECK(cudaStreamSynchronize(s));
+  }
+  void release() {
+    BENCH_CHECK(cudaFree(hi));
+    BENCH_CHECK(cudaFree(lo));
+    BENCH_CHECK(cudaFree(scale));
+    BENCH_CHECK(cudaFree(f32));
+  }
 };
 
 struct Result {
@@ -95,6 +144,52 @@ struct Result {
   double us, gbs, pct;
   std::string error;
 };
+
+// The sweep of the tile engines at M = 1 (graph + PDL). Engine 2 with chunk 64 = whole rows per stage.
+std::vector<TileTuning> sweep_m1(bool quick, int k) {
+  std::vector<TileTuning> v;
+  for (const auto& [r, u] : std::vector<std::pair<int, int>>{{1, 4}, {1, 8}, {2, 4}})
+    for (int b : {0, 2, 3, 4}) v.push_back(e1(r, u, b));
+  v.push_back(e2(8, 1, 8, 4, 2, 1));  // the best chunked stages of run 1, for reference
+  v.push_back(e2(4, 2, 8, 2, 2, 1));
+  for (int c : quick ? std::vector<int>{4} : std::vector<int>{2, 4, 8})
+    for (int r : {1, 2})
+      for (int st : {2, 3, 4})
+        for (int g : {1, 2})
+          for (int trig : {1, 2}) {
+            const int ring = st * c * r * (k + k / 16);
+            if (ring > 224 * 1024) continue;
+            v.push_back(e2(c, r, 64, st, g, trig));
+          }
+  for (int w : {4, 8, 16})
+    for (const auto& [r, u] : std::vector<std::pair<int, int>>{{1, 4}, {1, 8}, {2, 4}})
+      for (int g : {1, 2, 3, 4}) v.push_back(e3(w, r, u, g, 2));
+  return v;
+}
+// M = 2..4: rows per warp matter (activation reuse); a reduced sweep.
+std::vector<TileTuning> sweep_mk() {
+  std::vector<TileTuning> v{e1(2, 4, 2),       e1(1, 4, 4),        e1(1, 8, 0),
+                            e1(1, 8, 3),       e3(8, 1, 8, 2, 2),  e3(8, 2, 4, 2, 2),
+                            e3(8, 2, 4, 3, 2), e3(16, 2, 4, 1, 2), e3(4, 2, 4, 4, 2)};
+  for (int c : {2, 4, 8})
+    for (int r : {1, 2, 4})
+      for (int st : {2, 3}) v.push_back(e2(c, r, 64, st, 1, 2));
+  return v;
+}
+std::vector<TileTuning> sweep_gateup() {
+  std::vector<TileTuning> v{TileTuning{}};
+  for (int u : {4, 8})
+    for (int b : {0, 2, 3, 4}) v.push_back(e1(1, u, b));
+  for (int c : {2, 4, 8})
+    for (int r : {1, 2})
+      for (int st : {2, 3})
+        for (int g : {1, 2})
+          for (int trig : {1, 2}) v.push_back(e2(c, r, 64, st, g, trig));
+  for (int w : {4, 8, 16})
+    for (int u : {4, 8})
+      for (int g : {1, 2, 3}) v.push_back(e3(w, 1, u, g, 2));
+  return v;
+}
 
 class Bench {
  public:
@@ -112,9 +207,33 @@ class Bench {
   }
   void device_info();
   void read_ceiling();
-  void gemv_section();
+  Acts& acts(int k);
   GpuStatus launch(const Variant& v, const Weights& w, int copy, int m, bool pdl);
+  GpuStatus launch_gateup(const TileTuning& t, const Weights& w, int pair, int m, bool pdl);
+  double graph_time(int launches, const std::function<GpuStatus(int)>& body, std::string& err);
   Result measure(const Shape& s, const Variant& v, const Weights& w, int m, const char* mode);
+  Result finish(Result r, double t, int launches, double bytes) const;
+  bool allowed(const TileTuning& t) const {
+    return t.engine == 0 ? (opt_.engines & 4u) : (opt_.engines >> t.engine) & 1u;
+  }
+  // The launcher's choice, or engine 3's defaults when engine 2 is excluded (it may be the choice).
+  TileTuning auto_t() const {
+    TileTuning t;
+    if (!(opt_.engines & 4u)) t.engine = 3;
+    return t;
+  }
+  std::vector<TileTuning> filtered(std::vector<TileTuning> v) const {
+    std::vector<TileTuning> out;
+    for (TileTuning& t : v) out.push_back(t.engine == 0 ? auto_t() : t);
+    v.clear();
+    for (const TileTuning& t : out)
+      if (allowed(t)) v.push_back(t);
+    return v;
+  }
+  void shape_m1(const Shape& s);
+  void gateup_section();
+  void token_section(int m, bool main);
+  void mscale_section();
   void print_table();
   void write_json();
 
@@ -126,10 +245,11 @@ class Bench {
   int sm_clock_khz_ = 0, mem_clock_khz_ = 0;
   double ceiling_gbs_ = 0.0, copy_gbs_ = 0.0;
   std::vector<std::pair<int, double>> read_runs_;  // blocks per SM, GB/s
-  std::vector<Result> results_;
-  std::vector<Result> sweep_, mscale_, fused_;
-  std::string estimate_;
-  Acts acts_;
+  std::vector<Result> results_, sweep_, mscale_, gateup_, token_;
+  std::map<std::string, TileTuning> best_;  // shape -> best schedule at M = 1 (graph + PDL)
+  std::map<std::string, double> best_us_;   // shape -> its time
+  TileTuning best_gateup_{};                // best fused gate+up schedule
+  std::map<int, Acts> acts_;                // by K
   float* y_ = nullptr;
   float* scratch_ = nullptr;
 };
@@ -148,19 +268,61 @@ void Bench::device_info() {
 }
 
 void Bench::read_ceiling() {
-  const qc::bench::Ceilings c =
-      qc::bench::measure_ceilings(stream_, prop_.multiProcessorCount, opt_.quick ? 5 : 10);
-  read_runs_ = c.read_runs;
-  ceiling_gbs_ = c.read_gbs;
-  copy_gbs_ = c.copy_gbs;
+  size_t bytes = size_t{8} << 30;
+  void* buf = nullptr;
+  while (cudaMalloc(&buf, bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    bytes /= 2;
+    if (bytes < (size_t{1} << 30)) {
+      std::printf("!! could not allocate 1 GiB for the read ceiling\n");
+      return;
+    }
+  }
+  int* sink = nullptr;
+  BENCH_CHECK(cudaMalloc(&sink, sizeof(int)));
+  fill(fill_bytes, static_cast<uint32_t*>(buf), bytes / 4, uint64_t{1});
+  BENCH_CHECK(cudaDeviceSynchronize());
+  const int reps = opt_.quick ? 5 : 10;
+  for (int bps : {2, 4, 8, 16}) {
+    const int grid = bps * prop_.multiProcessorCount;
+    const double t = time_median(stream_, reps, [&] {
+      read_stream<<<grid, 512, 0, stream_>>>(static_cast<const int4*>(buf), bytes / 16, sink);
+    });
+    BENCH_CHECK(cudaGetLastError());
+    const double gbs = bytes / t / 1e9;
+    read_runs_.push_back({bps, gbs});
+    ceiling_gbs_ = std::max(ceiling_gbs_, gbs);
+    std::printf(
+        "read ceiling: %2d blocks x 512 threads per SM: %7.0f GB/s (%.3f ms for %.1f GiB, median of %d)\n",
+        bps, gbs, t * 1e3, bytes / 1073741824.0, reps);
+  }
+  const size_t half = bytes / 2;
+  const double t = time_median(stream_, reps, [&] {
+    BENCH_CHECK(
+        cudaMemcpyAsync(static_cast<char*>(buf) + half, buf, half, cudaMemcpyDeviceToDevice, stream_));
+  });
+  copy_gbs_ = 2.0 * half / t / 1e9;
+  std::printf("device-to-device copy of %.1f GiB: %.0f GB/s counting read + write (median of %d)\n",
+              half / 1073741824.0, copy_gbs_, reps);
+  BENCH_CHECK(cudaFree(sink));
+  BENCH_CHECK(cudaFree(buf));
+}
+
+Acts& Bench::acts(int k) {
+  auto it = acts_.find(k);
+  if (it != acts_.end()) return it->second;
+  Acts& a = acts_[k];
+  a.alloc(k, stream_);
+  return a;
 }
 
 GpuStatus Bench::launch(const Variant& v, const Weights& w, int copy, int m, bool pdl) {
+  const Acts& x = acts(w.k);
   qc::gpu::GemvQ8Args a;
   a.w = w.copy(copy);
-  a.x = acts_.in();
-  a.x_f32 = acts_.f32;
-  a.ld_x_f32 = acts_.k;
+  a.x = x.in();
+  a.x_f32 = x.f32;
+  a.ld_x_f32 = x.k;
   a.y = y_;
   a.ld_y = w.n;
   a.m = m;
@@ -172,197 +334,330 @@ GpuStatus Bench::launch(const Variant& v, const Weights& w, int copy, int m, boo
   return qc::gpu::gemv_q8(a, stream_);
 }
 
-// mode: "events" (L launches between two events), "graph" or "graph_pdl" (L launches captured once, the
-// graph replayed). L rotates over the weight copies; a trial lasts >= ~1 ms.
-Result Bench::measure(const Shape& s, const Variant& v, const Weights& w, int m, const char* mode) {
-  Result r{s.name, v.label, mode, s.k, s.n, m, 0, 0, 0, {}};
-  const double est_s = w.bytes() / 3.0e12;  // a pessimistic launch time
-  const int L = std::clamp(static_cast<int>(std::ceil(1.5e-3 / est_s)), 4, 256);
-  const int reps = opt_.quick ? 5 : 9;
-  const bool graph = std::strcmp(mode, "events") != 0;
-  const bool pdl = std::strcmp(mode, "graph_pdl") == 0;
-  GpuStatus st = launch(v, w, 0, m, pdl);  // argument check + warm-up
-  const cudaError_t warm = st.ok() ? cudaStreamSynchronize(stream_) : cudaSuccess;
-  if (!st.ok() || warm != cudaSuccess) {
-    r.error = st.ok() ? cudaGetErrorString(warm) : st.describe();
-    (void)cudaGetLastError();
-    return r;
-  }
-  double t = 0.0;
-  if (!graph) {
-    t = time_median(stream_, reps, [&] {
-      for (int i = 0; i < L; ++i) (void)launch(v, w, i, m, false);
-    });
-  } else {
-    cudaGraph_t g = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    BENCH_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    std::string err;
-    for (int i = 0; i < L && err.empty(); ++i)
-      if (const GpuStatus li = launch(v, w, i, m, pdl); !li.ok()) err = li.describe();
-    BENCH_CHECK(cudaStreamEndCapture(stream_, &g));
-    if (!err.empty()) {
-      r.error = err;
-      if (g) cudaGraphDestroy(g);
+// Fused gate+up over copies (2i, 2i+1), writing the quantised input of the down projection.
+GpuStatus Bench::launch_gateup(const TileTuning& t, const Weights& w, int pair, int m, bool pdl) {
+  const Acts& x = acts(w.k);
+  const Acts& out = acts(w.n);
+  qc::gpu::GemvQ8GateUpArgs ga;
+  ga.gate = w.copy(2 * pair);
+  ga.up = w.copy(2 * pair + 1);
+  ga.x = x.in();
+  ga.out_q = out.out();
+  ga.m = m;
+  ga.tile = t;
+  ga.pdl = pdl;
+  return qc::gpu::gemv_q8_gateup(ga, stream_);
+}
+
+// Captures `launches` calls of body(i) in a graph and returns the median replay time (s), or < 0 on error.
+double Bench::graph_time(int launches, const std::function<GpuStatus(int)>& body, std::string& err) {
+  {  // argument check + warm-up outside the graph
+    const GpuStatus st = body(0);
+    const cudaError_t e = st.ok() ? cudaStreamSynchronize(stream_) : cudaSuccess;
+    if (!st.ok() || e != cudaSuccess) {
+      err = st.ok() ? cudaGetErrorString(e) : st.describe();
       (void)cudaGetLastError();
-      return r;
+      return -1.0;
     }
-    BENCH_CHECK(cudaGraphInstantiate(&exec, g, 0));
-    t = time_median(stream_, reps, [&] { BENCH_CHECK(cudaGraphLaunch(exec, stream_)); });
-    BENCH_CHECK(cudaGraphExecDestroy(exec));
-    BENCH_CHECK(cudaGraphDestroy(g));
   }
+  cudaGraph_t g = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  BENCH_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < launches && err.empty(); ++i)
+    if (const GpuStatus st = body(i); !st.ok()) err = st.describe();
+  BENCH_CHECK(cudaStreamEndCapture(stream_, &g));
+  if (!err.empty()) {
+    if (g) cudaGraphDestroy(g);
+    (void)cudaGetLastError();
+    return -1.0;
+  }
+  BENCH_CHECK(cudaGraphInstantiate(&exec, g, 0));
+  const double t =
+      time_median(stream_, opt_.quick ? 5 : 9, [&] { BENCH_CHECK(cudaGraphLaunch(exec, stream_)); });
+  BENCH_CHECK(cudaGraphExecDestroy(exec));
+  BENCH_CHECK(cudaGraphDestroy(g));
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) {
-    r.error = cudaGetErrorString(e);
-    return r;
+    err = cudaGetErrorString(e);
+    return -1.0;
   }
-  r.us = t / L * 1e6;
-  r.gbs = w.bytes() / (t / L) / 1e9;
+  return t;
+}
+
+Result Bench::finish(Result r, double t, int launches, double bytes) const {
+  r.us = t / launches * 1e6;
+  r.gbs = bytes / (t / launches) / 1e9;
   r.pct = ceiling_gbs_ > 0 ? 100.0 * r.gbs / ceiling_gbs_ : 0.0;
   return r;
 }
 
-void Bench::gemv_section() {
-  const int kmax = 17408, nmax = 248320;
-  const size_t act_n = static_cast<size_t>(4) * kmax;
-  BENCH_CHECK(cudaMalloc(&acts_.hi, act_n));
-  BENCH_CHECK(cudaMalloc(&acts_.lo, act_n));
-  BENCH_CHECK(cudaMalloc(&acts_.scale, act_n / 32 * sizeof(float)));
-  BENCH_CHECK(cudaMalloc(&acts_.f32, act_n * sizeof(float)));
-  BENCH_CHECK(cudaMalloc(&y_, static_cast<size_t>(4) * nmax * sizeof(float)));
-  BENCH_CHECK(cudaMalloc(&scratch_, qc::gpu::gemv_q8_split_scratch_floats(16, 4, nmax) * sizeof(float)));
-
-  const std::vector<Variant> main_variants = {
-      {"h", GemvVariant::kH},         {"hl", GemvVariant::kHL},
-      {"hu", GemvVariant::kHU},       {"hlu", GemvVariant::kHLU},
-      {"hlu4", GemvVariant::kHLU4},   {"h2", GemvVariant::kH2},
-      {"hl2", GemvVariant::kHL2},     {"sk4", GemvVariant::kSplitK, {}, 4},
-      {"deq", GemvVariant::kDeq},     {"tile", GemvVariant::kTile},
-      {"tile_h", GemvVariant::kTileH}};
-
-  for (const Shape& s : kShapes) {
-    if (out_of_time(s.name)) break;
-    // Activations for this K (M = 4 rows; M = 1 uses the first).
-    acts_.k = s.k;
-    fill(fill_normal, acts_.f32, static_cast<size_t>(4) * s.k, uint64_t{77} + s.k, 0.0f, 1.0f);
-    BENCH_CHECK(cudaDeviceSynchronize());  // the fills run on the legacy stream; stream_ does not wait for it
-    qc::gpu::QuantizeArgs qa;
-    qa.x = acts_.f32;
-    qa.ld_x = s.k;
-    qa.n = s.k;
-    qa.m = 4;
-    qa.out = qc::gpu::QActOut{acts_.hi, acts_.lo, acts_.scale, s.k, s.k / 32};
-    const GpuStatus qs = qc::gpu::quantize_act(qa, stream_);
-    if (!qs.ok()) std::printf("!! quantize_act: %s\n", qs.describe().c_str());
-    // Weights: enough copies for >= 256 MB.
-    Weights w;
-    w.k = s.k;
-    w.n = s.n;
-    w.q_bytes = qc::gpu::q8_split_q_bytes(s.n, s.k);
-    w.d_count = qc::gpu::q8_split_d_count(s.n, s.k);
-    w.copies = std::max(2, static_cast<int>(std::ceil(256e6 / w.bytes())));
-    BENCH_CHECK(cudaMalloc(&w.q, w.q_bytes * w.copies));
-    BENCH_CHECK(cudaMalloc(&w.d, w.d_count * w.copies * sizeof(uint16_t)));
-    fill(fill_int8, w.q, w.q_bytes * w.copies, uint64_t{1000} + s.n);
-    fill(qc::bench::fill_scales, w.d, w.d_count * w.copies, uint64_t{2000} + s.n, 1e-3f, 2e-2f);
-    BENCH_CHECK(cudaDeviceSynchronize());
-    std::printf("\n== %s: K=%d -> N=%d, %.1f MB of weights, %d copies rotated ==\n", s.name, s.k, s.n,
-                w.bytes() / 1e6, w.copies);
-    for (const Variant& v : main_variants) {
-      for (const char* mode : {"events", "graph", "graph_pdl"}) {
-        if (out_of_time(v.label.c_str())) break;
-        Result r = measure(s, v, w, 1, mode);
-        if (r.error.empty())
-          std::printf("  %-8s %-9s %8.2f us %7.0f GB/s %5.1f%%\n", v.label.c_str(), mode, r.us, r.gbs, r.pct);
-        else
-          std::printf("  %-8s %-9s ERROR %s\n", v.label.c_str(), mode, r.error.c_str());
-        results_.push_back(r);
-      }
+// mode: "events" (L plain launches between two events), "graph" or "graph_pdl" (L launches captured once,
+// the graph replayed). L rotates over the weight copies; a trial lasts >= ~1.5 ms.
+Result Bench::measure(const Shape& s, const Variant& v, const Weights& w, int m, const char* mode) {
+  Result r{s.name, v.label, mode, s.k, s.n, m, 0, 0, 0, {}};
+  const double est_s = w.bytes() / 3.0e12;  // a pessimistic launch time
+  const int L = std::clamp(static_cast<int>(std::ceil(1.5e-3 / est_s)), 4, 256);
+  const bool pdl = std::strcmp(mode, "graph_pdl") == 0;
+  double t = 0.0;
+  if (std::strcmp(mode, "events") == 0) {
+    const GpuStatus st = launch(v, w, 0, m, false);
+    const cudaError_t e = st.ok() ? cudaStreamSynchronize(stream_) : cudaSuccess;
+    if (!st.ok() || e != cudaSuccess) {
+      r.error = st.ok() ? cudaGetErrorString(e) : st.describe();
+      (void)cudaGetLastError();
+      return r;
     }
-    // Tile schedule sweep, graph + PDL, M = 1.
-    Variant best{"tile", GemvVariant::kTile};
-    double best_us = 1e30;
-    for (const auto& [R, U] : std::vector<std::pair<int, int>>{{1, 4}, {1, 8}, {2, 4}}) {
-      for (int bps : {0, 1, 2, 3, 4}) {
-        if (out_of_time("tile sweep")) break;
-        Variant v{"tile R" + std::to_string(R) + "U" + std::to_string(U) + "b" + std::to_string(bps),
-                  GemvVariant::kTile, qc::gpu::TileTuning{R, U, bps}};
-        Result r = measure(s, v, w, 1, "graph_pdl");
-        if (r.error.empty()) {
-          std::printf("  sweep %-12s %8.2f us %7.0f GB/s %5.1f%%\n", v.label.c_str(), r.us, r.gbs, r.pct);
-          if (r.us < best_us) {
-            best_us = r.us;
-            best = v;
-          }
-        } else {
-          std::printf("  sweep %-12s ERROR %s\n", v.label.c_str(), r.error.c_str());
+    t = time_median(stream_, opt_.quick ? 5 : 9, [&] {
+      for (int i = 0; i < L; ++i) (void)launch(v, w, i, m, false);
+    });
+  } else {
+    t = graph_time(
+        L, [&](int i) { return launch(v, w, i, m, pdl); }, r.error);
+    if (t < 0) return r;
+  }
+  return finish(r, t, L, w.bytes());
+}
+
+void print_result(const char* prefix, const Result& r) {
+  if (r.error.empty())
+    std::printf("  %s%-26s %-9s M=%d %9.2f us %7.0f GB/s %5.1f%%\n", prefix, r.variant.c_str(),
+                r.mode.c_str(), r.m, r.us, r.gbs, r.pct);
+  else
+    std::printf("  %s%-26s %-9s M=%d ERROR %s\n", prefix, r.variant.c_str(), r.mode.c_str(), r.m,
+                r.error.c_str());
+}
+
+void Bench::shape_m1(const Shape& s) {
+  Weights w;
+  w.alloc(s.k, s.n, 256e6);
+  std::printf("\n== %s: K=%d -> N=%d, %.1f MB of weights, %d copies rotated ==\n", s.name, s.k, s.n,
+              w.bytes() / 1e6, w.copies);
+  const std::vector<Variant> seeds = {{"h", GemvVariant::kH},
+                                      {"hl", GemvVariant::kHL},
+                                      {"hu", GemvVariant::kHU},
+                                      {"hlu4", GemvVariant::kHLU4},
+                                      {"h2", GemvVariant::kH2},
+                                      {"hl2", GemvVariant::kHL2},
+                                      {"sk4", GemvVariant::kSplitK, {}, 4},
+                                      {"deq", GemvVariant::kDeq}};
+  for (const Variant& v : seeds) {
+    if (out_of_time(v.label.c_str())) break;
+    results_.push_back(measure(s, v, w, 1, "graph_pdl"));
+    print_result("", results_.back());
+  }
+  for (const Variant& v :
+       {Variant{"tile", GemvVariant::kTile, auto_t()}, Variant{"tile_h", GemvVariant::kTileH, auto_t()}})
+    for (const char* mode : {"events", "graph", "graph_pdl"}) {
+      if (out_of_time(v.label.c_str())) break;
+      results_.push_back(measure(s, v, w, 1, mode));
+      print_result("", results_.back());
+    }
+  // The sweep (hl, graph + PDL).
+  std::map<int, std::pair<double, TileTuning>> best;  // engine -> (us, schedule)
+  for (const TileTuning& t : filtered(sweep_m1(opt_.quick, s.k))) {
+    if (out_of_time("sweep")) break;
+    Result r = measure(s, tile_variant(t), w, 1, "graph_pdl");
+    print_result("sweep ", r);
+    if (r.error.empty() && (!best.count(t.engine) || r.us < best[t.engine].first)) best[t.engine] = {r.us, t};
+    sweep_.push_back(r);
+  }
+  // Explicit grid sizes around one and two blocks per SM for the best of engines 2 and 3: is an exactly even
+  // split over fewer blocks than SMs (balanced_grid's choice) better than one block on every SM?
+  const int sms = prop_.multiProcessorCount;
+  for (int engine : {2, 3}) {
+    if (!best.count(engine)) continue;
+    for (int g : {sms - 4, sms, sms + 4, 2 * sms - 8, 2 * sms}) {
+      if (out_of_time("grid")) break;
+      TileTuning t = best[engine].second;
+      t.grid = g;
+      Result r = measure(s, tile_variant(t), w, 1, "graph_pdl");
+      print_result("grid ", r);
+      sweep_.push_back(r);
+      if (r.error.empty() && r.us < best[engine].first) best[engine] = {r.us, t};
+    }
+  }
+  // Each engine's best, also as plain launches and without PDL (the boundary overlap PDL buys).
+  for (const auto& [engine, bt] : best) {
+    for (const char* mode : {"events", "graph"}) {
+      if (out_of_time("best modes")) break;
+      Result r = measure(s, tile_variant(bt.second), w, 1, mode);
+      print_result("best ", r);
+      results_.push_back(r);
+    }
+    if (!best_us_.count(s.name) || bt.first < best_us_[s.name]) {
+      best_us_[s.name] = bt.first;
+      best_[s.name] = bt.second;
+    }
+  }
+  w.release();
+}
+
+void Bench::gateup_section() {
+  const Shape& s = shape_by_name("ffn gate/up");
+  Weights w;
+  w.alloc(s.k, s.n, 512e6);
+  std::printf("\n== fused gate+up (+ quantised output) vs two launches: K=%d -> 2 x N=%d, %d copies ==\n",
+              s.k, s.n, w.copies);
+  const int L = 16;
+  const double bytes = 2.0 * w.bytes();
+  auto record = [&](const std::string& label, double t, const std::string& err) {
+    Result r{s.name, label, "graph_pdl", s.k, 2 * s.n, 1, 0, 0, 0, err};
+    if (t > 0) r = finish(r, t, L, bytes);
+    print_result("", r);
+    gateup_.push_back(r);
+    return r;
+  };
+  const TileTuning best = best_.count(s.name) ? best_[s.name] : auto_t();
+  for (const TileTuning& t : {best, auto_t()}) {
+    std::string err;
+    const Variant v = tile_variant(t);
+    const double tt = graph_time(
+        2 * L, [&](int i) { return launch(v, w, i, 1, true); }, err);
+    record("2 launches " + v.label, tt, err);
+  }
+  double best_us = 1e30;
+  for (const TileTuning& t : filtered(sweep_gateup())) {
+    if (out_of_time("gate+up sweep")) break;
+    std::string err;
+    const double tt = graph_time(
+        L, [&](int i) { return launch_gateup(t, w, i, 1, true); }, err);
+    const Result r = record("fused " + tuning_label(t), tt, err);
+    if (r.error.empty() && r.us < best_us) {
+      best_us = r.us;
+      best_gateup_ = t;
+    }
+  }
+  w.release();
+}
+
+// Every Q8_0 GEMV of one 27B decode step, distinct weights, in one graph with PDL.
+void Bench::token_section(int m, bool main) {
+  struct Mat {
+    const Shape* s;
+    qc::gpu::Q8Weights w;
+  };
+  std::vector<Mat> mats;
+  size_t qtot = 0, dtot = 0;
+  std::vector<const Shape*> order;
+  for (int l = 0; l < 64; ++l) {
+    const bool attn = l % 4 == 3;
+    order.push_back(&shape_by_name(attn ? "attn q+gate" : "gdn qkv+z"));
+    order.push_back(&shape_by_name("attn/gdn out"));
+    order.push_back(&shape_by_name("ffn gate/up"));  // gate
+    order.push_back(&shape_by_name("ffn gate/up"));  // up
+    order.push_back(&shape_by_name("ffn down"));
+  }
+  order.push_back(&shape_by_name("lm_head"));
+  for (const Shape* s : order) {
+    qtot += qc::gpu::q8_split_q_bytes(s->n, s->k);
+    dtot += qc::gpu::q8_split_d_count(s->n, s->k);
+  }
+  int8_t* q = nullptr;
+  uint16_t* d = nullptr;
+  if (cudaMalloc(&q, qtot) != cudaSuccess || cudaMalloc(&d, dtot * 2) != cudaSuccess) {
+    (void)cudaGetLastError();
+    std::printf("!! token: could not allocate %.1f GB\n", (qtot + 2.0 * dtot) / 1e9);
+    if (q) cudaFree(q);
+    return;
+  }
+  fill(fill_int8, q, qtot, uint64_t{31337});
+  fill(fill_scales, d, dtot, uint64_t{4242});
+  BENCH_CHECK(cudaDeviceSynchronize());
+  size_t qo = 0, dof = 0;
+  double bytes = 0;
+  for (const Shape* s : order) {
+    mats.push_back({s, qc::gpu::Q8Weights{q + qo, d + dof, s->n, s->k, qc::gpu::q8_row_stride(s->k)}});
+    qo += qc::gpu::q8_split_q_bytes(s->n, s->k);
+    dof += qc::gpu::q8_split_d_count(s->n, s->k);
+    bytes += q8_bytes(s->n, s->k);
+  }
+  std::printf("\n== token, M=%d: %zu Q8_0 matrices, %.2f GB, one graph with PDL ==\n", m, mats.size(),
+              bytes / 1e9);
+
+  // tuning(s): schedule for a plain GEMV of shape s; gateup: fused schedule, or engine -1 = two launches.
+  auto run = [&](const std::string& label, GemvVariant variant,
+                 const std::function<TileTuning(const Shape&)>& tuning, bool fused, const TileTuning& gu) {
+    if (out_of_time("token")) return;
+    int launches = 0;
+    auto body = [&](int) -> GpuStatus {
+      launches = 0;
+      for (size_t i = 0; i < mats.size(); ++i) {
+        const Mat& mt = mats[i];
+        const bool gate = std::strcmp(mt.s->name, "ffn gate/up") == 0 && i + 1 < mats.size() &&
+                          std::strcmp(mats[i + 1].s->name, "ffn gate/up") == 0;
+        if (gate && fused) {
+          qc::gpu::GemvQ8GateUpArgs ga;
+          ga.gate = mt.w;
+          ga.up = mats[i + 1].w;
+          ga.x = acts(mt.s->k).in();
+          ga.out_q = acts(mt.s->n).out();
+          ga.m = m;
+          ga.tile = gu;
+          ga.pdl = true;
+          if (const GpuStatus st = qc::gpu::gemv_q8_gateup(ga, stream_); !st.ok()) return st;
+          ++launches;
+          ++i;
+          continue;
         }
-        sweep_.push_back(r);
+        qc::gpu::GemvQ8Args a;
+        a.w = mt.w;
+        a.x = acts(mt.s->k).in();
+        a.y = y_;
+        a.ld_y = mt.s->n;
+        a.m = m;
+        a.variant = variant;
+        a.tile = tuning(*mt.s);
+        a.pdl = true;
+        if (const GpuStatus st = qc::gpu::gemv_q8(a, stream_); !st.ok()) return st;
+        ++launches;
       }
-    }
-    // M = 1..4 with the best schedule: the cost of verifying several tokens in one weight pass.
-    // Also the launcher's own choice (tile_tuning_for: two rows per warp from M = 3).
-    const Variant autov{"tile auto", GemvVariant::kTile};
-    for (int m = 1; m <= 4 && !out_of_time("M scaling"); ++m) {
-      for (const Variant* v : std::initializer_list<const Variant*>{&best, &autov}) {
-        Result r = measure(s, *v, w, m, "graph_pdl");
-        if (r.error.empty())
-          std::printf("  M=%d %-14s %8.2f us (%.2fx of the best M=1)\n", m, v->label.c_str(), r.us,
-                      r.us / best_us);
+      return GpuStatus::success();
+    };
+    std::string err;
+    const double t = graph_time(1, body, err);
+    Result r{"token", label, "graph_pdl", 0, static_cast<int>(mats.size()), m, 0, 0, 0, err};
+    if (t > 0) r = finish(r, t, 1, bytes);
+    if (r.error.empty())
+      std::printf(
+          "  token M=%d %-44s %8.3f ms %7.0f GB/s %5.1f%% of the read ceiling, %d launches -> %.0f tok/s "
+          "(GEMVs only)\n",
+          m, label.c_str(), r.us / 1e3, r.gbs, r.pct, launches, 1e6 / r.us);
+    else
+      std::printf("  token M=%d %-44s ERROR %s\n", m, label.c_str(), r.error.c_str());
+    token_.push_back(r);
+  };
+  const auto autot = [&](const Shape&) { return auto_t(); };
+  run("auto, fused gate+up", GemvVariant::kTile, autot, true, auto_t());
+  if (main) {
+    run("auto, gate and up separate", GemvVariant::kTile, autot, false, auto_t());
+    run("auto tile_h, fused gate+up", GemvVariant::kTileH, autot, true, auto_t());
+    const auto bestt = [&](const Shape& s) { return best_.count(s.name) ? best_[s.name] : auto_t(); };
+    run("sweep best per shape, fused best", GemvVariant::kTile, bestt, true, best_gateup_);
+    run("sweep best per shape, separate", GemvVariant::kTile, bestt, false, auto_t());
+    run("seed hu, separate", GemvVariant::kHU, autot, false, auto_t());
+  }
+  BENCH_CHECK(cudaFree(q));
+  BENCH_CHECK(cudaFree(d));
+}
+
+void Bench::mscale_section() {
+  for (const Shape& s : kShapes) {
+    if (out_of_time("M scaling")) break;
+    Weights w;
+    w.alloc(s.k, s.n, 256e6);
+    std::printf("\n== M scaling, %s ==\n", s.name);
+    for (int m = 2; m <= 4 && !out_of_time("M scaling"); ++m) {
+      std::vector<TileTuning> list = filtered(sweep_mk());
+      list.insert(list.begin(), auto_t());
+      if (best_.count(s.name)) list.insert(list.begin() + 1, best_[s.name]);
+      for (const TileTuning& t : list) {
+        if (out_of_time("M scaling")) break;
+        Result r = measure(s, tile_variant(t), w, m, "graph_pdl");
+        print_result("", r);
         mscale_.push_back(r);
       }
     }
-    // Fused gate+up (one launch over both matrices: consecutive copies play gate and up) vs two tile
-    // launches.
-    if (std::strcmp(s.name, "ffn gate/up") == 0 && !out_of_time("gate+up")) {
-      const int L = 32;
-      for (bool fused : {false, true}) {
-        cudaGraph_t g = nullptr;
-        cudaGraphExec_t exec = nullptr;
-        BENCH_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-        std::string err;
-        for (int i = 0; i < L && err.empty(); ++i) {
-          if (fused) {
-            qc::gpu::GemvQ8GateUpArgs ga;
-            ga.gate = w.copy(2 * i);
-            ga.up = w.copy(2 * i + 1);
-            ga.x = acts_.in();
-            ga.out_q = qc::gpu::QActOut{acts_.hi + 2 * kmax, acts_.lo + 2 * kmax, acts_.scale + 2 * kmax / 32,
-                                        s.n, s.n / 32};
-            ga.pdl = true;
-            if (const GpuStatus li = qc::gpu::gemv_q8_gateup(ga, stream_); !li.ok()) err = li.describe();
-          } else {
-            for (int j = 0; j < 2 && err.empty(); ++j)
-              if (const GpuStatus li = launch(best, w, 2 * i + j, 1, true); !li.ok()) err = li.describe();
-          }
-        }
-        BENCH_CHECK(cudaStreamEndCapture(stream_, &g));
-        Result r{s.name,      fused ? "gateup fused (+quant)" : "gate, up: 2 launches",
-                 "graph_pdl", s.k,
-                 2 * s.n,     1,
-                 0,           0,
-                 0,           {}};
-        if (!err.empty()) {
-          r.error = err;
-          std::printf("  %s: ERROR %s\n", r.variant.c_str(), r.error.c_str());
-        } else {
-          BENCH_CHECK(cudaGraphInstantiate(&exec, g, 0));
-          const double t =
-              time_median(stream_, opt_.quick ? 5 : 9, [&] { BENCH_CHECK(cudaGraphLaunch(exec, stream_)); });
-          BENCH_CHECK(cudaGraphExecDestroy(exec));
-          r.us = t / L * 1e6;
-          r.gbs = 2.0 * w.bytes() / (t / L) / 1e9;
-          r.pct = ceiling_gbs_ > 0 ? 100.0 * r.gbs / ceiling_gbs_ : 0.0;
-          std::printf("  %-24s %8.2f us per pair %7.0f GB/s %5.1f%%\n", r.variant.c_str(), r.us, r.gbs,
-                      r.pct);
-        }
-        if (g) BENCH_CHECK(cudaGraphDestroy(g));
-        fused_.push_back(r);
-      }
-    }
-    BENCH_CHECK(cudaFree(w.q));
-    BENCH_CHECK(cudaFree(w.d));
+    w.release();
   }
 }
 
@@ -375,53 +670,78 @@ const Result* find(const std::vector<Result>& v, const std::string& shape, const
 
 void Bench::print_table() {
   std::printf(
-      "\n==== summary: %s, read ceiling %.0f GB/s, copy %.0f GB/s; GB/s (%% of read ceiling), M=1, graph+PDL "
-      "====\n",
+      "\n==== summary: %s, read ceiling %.0f GB/s, copy %.0f GB/s; GB/s (%% of read ceiling), M=1, "
+      "graph+PDL ====\n",
       prop_.name, ceiling_gbs_, copy_gbs_);
-  const char* cols[] = {"h", "hl", "hu", "hlu4", "h2", "sk4", "deq", "tile", "tile_h"};
-  std::printf("%-14s", "shape");
-  for (const char* c : cols) std::printf(" %11s", c);
-  std::printf(" %16s\n", "best tile sweep");
+  std::printf("%-13s %12s %12s %12s %12s %12s %12s  %s\n", "shape", "hu", "h2", "tile auto", "best e1",
+              "best e2", "best e3", "best schedule");
   double token_s = 0.0, token_bytes = 0.0;
   bool complete = true;
   for (const Shape& s : kShapes) {
-    std::printf("%-14s", s.name);
-    for (const char* c : cols) {
+    std::printf("%-13s", s.name);
+    for (const char* c : {"hu", "h2", "tile"}) {
       const Result* r = find(results_, s.name, c, "graph_pdl");
       if (r)
-        std::printf(" %5.0f (%3.0f%%)", r->gbs, r->pct);
+        std::printf(" %6.0f (%3.0f%%)", r->gbs, r->pct);
       else
-        std::printf(" %11s", "-");
+        std::printf(" %12s", "-");
     }
     const Result* best = nullptr;
-    for (const Result& r : sweep_)
-      if (r.shape == s.name && r.error.empty() && (!best || r.us < best->us)) best = &r;
+    for (const char* e : {"e1", "e2", "e3"}) {
+      const Result* b = nullptr;
+      for (const Result& r : sweep_)
+        if (r.shape == s.name && r.m == 1 && r.error.empty() && r.variant.rfind(e, 0) == 0 &&
+            (!b || r.us < b->us))
+          b = &r;
+      if (b)
+        std::printf(" %6.0f (%3.0f%%)", b->gbs, b->pct);
+      else
+        std::printf(" %12s", "-");
+      if (b && (!best || b->us < best->us)) best = b;
+    }
     if (best) {
-      std::printf(" %5.0f (%3.0f%%) %s\n", best->gbs, best->pct, best->variant.c_str() + 5);
+      std::printf("  %s\n", best->variant.c_str());
       token_s += s.per_token * best->us * 1e-6;
-      token_bytes += s.per_token * (static_cast<double>(s.n) * s.k * 34.0 / 32.0);
+      token_bytes += s.per_token * q8_bytes(s.n, s.k);
     } else {
-      std::printf(" %11s\n", "-");
+      std::printf("\n");
       complete = false;
     }
   }
-  for (const Result& r : fused_)
-    if (r.error.empty())
-      std::printf("gate+up pair: %-24s %8.2f us  %5.0f GB/s (%3.0f%%)\n", r.variant.c_str(), r.us, r.gbs,
+  const Result* fb = nullptr;
+  for (const Result& r : gateup_)
+    if (r.error.empty() && r.variant.rfind("fused", 0) == 0 && (!fb || r.us < fb->us)) fb = &r;
+  for (const Result& r : gateup_)
+    if (r.error.empty() && (r.variant.rfind("2 launches", 0) == 0 || r.variant == "fused auto"))
+      std::printf("gate+up pair: %-36s %8.2f us %6.0f GB/s (%3.0f%%)\n", r.variant.c_str(), r.us, r.gbs,
                   r.pct);
-  if (complete && token_s > 0) {
-    char buf[512];
-    std::snprintf(buf, sizeof buf,
-                  "27B per-token Q8_0 GEMV estimate (best tile schedule per shape, graph+PDL, %d GEMV "
-                  "launches): %.2f ms "
-                  "for %.2f GB = %.0f GB/s (%.0f%% of the read ceiling) -> %.0f tok/s if nothing else ran; "
-                  "floor at the "
-                  "ceiling %.0f tok/s (k/v and 48-wide projections not included: ~0.7%% of the bytes)",
-                  128 + 64 + 48 + 64 + 16 + 1, token_s * 1e3, token_bytes / 1e9, token_bytes / token_s / 1e9,
-                  100.0 * token_bytes / token_s / 1e9 / ceiling_gbs_, 1.0 / token_s,
-                  ceiling_gbs_ * 1e9 / token_bytes);
-    estimate_ = buf;
-    std::printf("%s\n", buf);
+  if (fb)
+    std::printf("gate+up pair: best %-31s %8.2f us %6.0f GB/s (%3.0f%%)\n", fb->variant.c_str(), fb->us,
+                fb->gbs, fb->pct);
+  if (complete && token_s > 0)
+    std::printf(
+        "sum of per-shape bests x launches per token (isolated shapes): %.3f ms for %.2f GB = %.0f%% of "
+        "the read ceiling\n",
+        token_s * 1e3, token_bytes / 1e9, 100.0 * token_bytes / token_s / 1e9 / ceiling_gbs_);
+  for (const Result& r : token_)
+    if (r.error.empty())
+      std::printf(
+          "token M=%d %-40s %8.3f ms  %5.0f GB/s (%4.1f%% of the read ceiling) -> %.0f tok/s GEMV-only\n",
+          r.m, r.variant.c_str(), r.us / 1e3, r.gbs, r.pct, 1e6 / r.us);
+  // M scaling: the auto choice and the best point per M, relative to the best M = 1.
+  for (const Shape& s : kShapes) {
+    if (!best_us_.count(s.name)) continue;
+    std::printf("M scaling %-13s", s.name);
+    for (int m = 2; m <= 4; ++m) {
+      const Result* a = find(mscale_, s.name, "auto", "graph_pdl", m);
+      const Result* b = nullptr;
+      for (const Result& r : mscale_)
+        if (r.shape == s.name && r.m == m && r.error.empty() && (!b || r.us < b->us)) b = &r;
+      if (a && b)
+        std::printf("  M=%d auto %.2fx best %.2fx (%s)", m, a->us / best_us_[s.name],
+                    b->us / best_us_[s.name], b->variant.c_str());
+    }
+    std::printf("\n");
   }
   std::printf("total bench time %.1f s\n", elapsed());
 }
@@ -444,8 +764,7 @@ void Bench::write_json() {
   }
   std::fprintf(f,
                "{\n  \"device\": {\"name\": \"%s\", \"cc\": \"%d.%d\", \"sms\": %d, \"l2_bytes\": %d, "
-               "\"sm_clock_mhz\": %.0f, "
-               "\"mem_clock_mhz\": %.0f, \"bus_bits\": %d},\n",
+               "\"sm_clock_mhz\": %.0f, \"mem_clock_mhz\": %.0f, \"bus_bits\": %d},\n",
                esc(prop_.name).c_str(), prop_.major, prop_.minor, prop_.multiProcessorCount,
                prop_.l2CacheSize, sm_clock_khz_ / 1e3, mem_clock_khz_ / 1e3, prop_.memoryBusWidth);
   std::fprintf(f, "  \"read_ceiling_gbs\": %.1f,\n  \"read_runs\": [", ceiling_gbs_);
@@ -467,10 +786,11 @@ void Bench::write_json() {
     std::fprintf(f, "  ]%s\n", last ? "" : ",");
   };
   dump("gemv", results_, false);
-  dump("tile_sweep", sweep_, false);
+  dump("sweep", sweep_, false);
+  dump("gate_up", gateup_, false);
+  dump("token", token_, false);
   dump("m_scaling", mscale_, false);
-  dump("gate_up", fused_, false);
-  std::fprintf(f, "  \"estimate\": \"%s\",\n  \"seconds\": %.1f\n}\n", esc(estimate_).c_str(), elapsed());
+  std::fprintf(f, "  \"seconds\": %.1f\n}\n", elapsed());
   std::fclose(f);
   std::printf("wrote %s\n", opt_.json.c_str());
 }
@@ -485,9 +805,21 @@ int Bench::run() {
   BENCH_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   device_info();
   read_ceiling();
-  gemv_section();
+  BENCH_CHECK(cudaMalloc(&y_, static_cast<size_t>(4) * 248320 * sizeof(float)));
+  BENCH_CHECK(cudaMalloc(&scratch_, qc::gpu::gemv_q8_split_scratch_floats(16, 4, 248320) * sizeof(float)));
+  for (const Shape& s : kShapes) {
+    if (out_of_time(s.name)) break;
+    shape_m1(s);
+  }
+  if (!out_of_time("gate+up")) gateup_section();
+  token_section(1, true);
+  mscale_section();
+  for (int m : {2, 4}) token_section(m, false);
   print_table();
   write_json();
+  for (auto& [k, a] : acts_) a.release();
+  BENCH_CHECK(cudaFree(y_));
+  BENCH_CHECK(cudaFree(scratch_));
   return 0;
 }
 
@@ -503,8 +835,12 @@ int main(int argc, char** argv) {
       o.budget_s = std::atof(argv[++i]);
     else if (a == "--quick")
       o.quick = true;
-    else {
-      std::printf("usage: %s [--json PATH] [--budget SECONDS] [--quick]\n", argv[0]);
+    else if (a == "--engines" && i + 1 < argc) {
+      o.engines = 0;
+      for (const char* c = argv[++i]; *c; ++c)
+        if (*c >= '1' && *c <= '3') o.engines |= 1u << (*c - '0');
+    } else {
+      std::printf("usage: %s [--json PATH] [--budget SECONDS] [--quick] [--engines 1,2,3]\n", argv[0]);
       return a == "--help" || a == "-h" ? 0 : 1;
     }
   }

@@ -23,6 +23,55 @@ const GemvVariant kAllVariants[] = {GemvVariant::kH,    GemvVariant::kHL,     Ge
                                     GemvVariant::kHL2,  GemvVariant::kSplitK, GemvVariant::kDeq,
                                     GemvVariant::kTile, GemvVariant::kTileH};
 
+// Tile schedules of every engine (gemv_q8.h TileTuning), small explicit grids included so that blocks walk
+// several row groups and chunks (the real shapes' paths) even on the tests' small matrices.
+TileTuning engine1(int r, int u, int bps) {
+  TileTuning t;
+  t.engine = 1;
+  t.rows_per_warp = r;
+  t.unroll = u;
+  t.blocks_per_sm = bps;
+  return t;
+}
+TileTuning engine2(int warps, int r, int chunk, int stages, int grid, int trigger) {
+  TileTuning t;
+  t.engine = 2;
+  t.warps = warps;
+  t.rows_per_warp = r;
+  t.chunk = chunk;
+  t.stages = stages;
+  t.grid = grid;
+  t.grid_per_sm = 1;
+  t.trigger = trigger;
+  return t;
+}
+TileTuning engine3(int warps, int r, int u, int grid, int trigger) {
+  TileTuning t;
+  t.engine = 3;
+  t.warps = warps;
+  t.rows_per_warp = r;
+  t.unroll = u;
+  t.grid = grid;
+  t.grid_per_sm = 2;
+  t.trigger = trigger;
+  return t;
+}
+std::string describe(const TileTuning& t) {
+  return "engine=" + std::to_string(t.engine) + " R=" + std::to_string(t.rows_per_warp) +
+         " U=" + std::to_string(t.unroll) + " bps=" + std::to_string(t.blocks_per_sm) +
+         " warps=" + std::to_string(t.warps) + " chunk=" + std::to_string(t.chunk) +
+         " stages=" + std::to_string(t.stages) + " grid=" + std::to_string(t.grid) +
+         " trigger=" + std::to_string(t.trigger);
+}
+// Every engine; grid 0 = the balanced persistent grid of the launcher, 1..3 = few blocks (many groups each).
+const TileTuning kTileSchedules[] = {
+    engine1(1, 4, 0),          engine1(1, 8, 2),           engine1(2, 4, 1),
+    engine1(1, 4, 3),          engine1(1, 8, 0),           engine1(2, 4, 0),
+    engine2(8, 1, 4, 4, 0, 2), engine2(4, 1, 1, 2, 1, 1),  engine2(3, 2, 3, 3, 2, 2),
+    engine2(2, 4, 2, 5, 3, 1), engine2(15, 1, 8, 2, 0, 1), engine3(8, 1, 8, 0, 2),
+    engine3(4, 1, 4, 1, 1),    engine3(3, 2, 4, 2, 2),     engine3(16, 1, 8, 3, 1),
+};
+
 // Weights and activations on the device.
 struct GemvData {
   HostQ8 w;
@@ -144,7 +193,6 @@ TEST(GemvQ8, ActivationQuantisationErrorWithinBound) {
 TEST(GemvQ8, BitIdentityClasses) {
   QC_REQUIRE_DEVICE();
   std::mt19937 rng(77);
-  const TileTuning schedules[] = {{1, 4, 0}, {1, 8, 2}, {2, 4, 1}, {1, 4, 3}, {1, 8, 0}, {2, 4, 0}};
   for (const Shape& s : kShapes) {
     for (int m = 1; m <= 4; ++m) {
       GemvData d(rng, m, s.k, s.n);
@@ -154,16 +202,16 @@ TEST(GemvQ8, BitIdentityClasses) {
         ASSERT_TRUE(same_bits(h, run_gemv(d, v, m))) << gemv_variant_name(v) << " K=" << s.k << " N=" << s.n;
       for (GemvVariant v : {GemvVariant::kHLU, GemvVariant::kHLU4, GemvVariant::kHL2})
         ASSERT_TRUE(same_bits(hl, run_gemv(d, v, m))) << gemv_variant_name(v) << " K=" << s.k << " N=" << s.n;
-      for (const TileTuning& t : schedules) {
+      for (const TileTuning& t : kTileSchedules) {
         ASSERT_TRUE(same_bits(h, run_gemv(d, GemvVariant::kTileH, m, t)))
-            << "tile_h R=" << t.rows_per_warp << " U=" << t.unroll << " bps=" << t.blocks_per_sm
-            << " K=" << s.k << " N=" << s.n << " M=" << m;
+            << "tile_h " << describe(t) << " K=" << s.k << " N=" << s.n << " M=" << m;
         ASSERT_TRUE(same_bits(hl, run_gemv(d, GemvVariant::kTile, m, t)))
-            << "tile R=" << t.rows_per_warp << " U=" << t.unroll << " bps=" << t.blocks_per_sm << " K=" << s.k
-            << " N=" << s.n << " M=" << m;
+            << "tile " << describe(t) << " K=" << s.k << " N=" << s.n << " M=" << m;
       }
-      // The PDL launch attribute changes scheduling only.
+      // The launcher's own choice, and the PDL launch attribute (scheduling only), per engine.
       ASSERT_TRUE(same_bits(hl, run_gemv(d, GemvVariant::kTile, m, {}, 4, true)));
+      for (const TileTuning& t : {engine1(1, 4, 2), engine2(8, 1, 4, 4, 0, 2), engine3(8, 1, 8, 0, 2)})
+        ASSERT_TRUE(same_bits(hl, run_gemv(d, GemvVariant::kTile, m, t, 4, true))) << "PDL " << describe(t);
     }
   }
 }
@@ -173,10 +221,19 @@ TEST(GemvQ8, BitIdentityClasses) {
 TEST(GemvQ8, BatchRowsMatchSingleRows) {
   QC_REQUIRE_DEVICE();
   std::mt19937 rng(5);
+  struct Case {
+    GemvVariant v;
+    TileTuning t;
+  };
+  std::vector<Case> cases;
+  for (GemvVariant v : kAllVariants) cases.push_back({v, {}});
+  for (const TileTuning& t : {engine1(1, 8, 0), engine2(4, 2, 2, 3, 2, 2), engine3(4, 1, 8, 2, 2)})
+    cases.push_back({GemvVariant::kTile, t});
   for (const Shape& s : {Shape{1056, 77}, Shape{5120, 300}}) {
     GemvData d4(rng, 4, s.k, s.n);
-    for (GemvVariant v : kAllVariants) {
-      const std::vector<float> y4 = run_gemv(d4, v, 4);
+    for (const Case& c : cases) {
+      const GemvVariant v = c.v;
+      const std::vector<float> y4 = run_gemv(d4, v, 4, c.t);
       for (int m = 0; m < 4; ++m) {
         // Row m alone: same weights, activation row m moved to row 0.
         GemvData d1(rng, 1, s.k, s.n);
@@ -191,9 +248,10 @@ TEST(GemvQ8, BatchRowsMatchSingleRows) {
         d1.xl.upload(d1.x.lo);
         d1.xs.upload(d1.x.scale);
         d1.xf.upload(d1.x.src);
-        const std::vector<float> y1 = run_gemv(d1, v, 1);
+        const std::vector<float> y1 = run_gemv(d1, v, 1, c.t);
         const std::vector<float> row(y4.begin() + m * s.n, y4.begin() + (m + 1) * s.n);
-        ASSERT_TRUE(same_bits(row, y1)) << gemv_variant_name(v) << " token " << m << " K=" << s.k;
+        ASSERT_TRUE(same_bits(row, y1))
+            << gemv_variant_name(v) << " " << describe(c.t) << " token " << m << " K=" << s.k;
       }
     }
   }
@@ -206,8 +264,12 @@ TEST(GemvQ8, ResidualEpilogueIsOneAdd) {
   const int m = 3;
   GemvData d(rng, m, 2080, 129);
   const std::vector<float> r = random_floats(rng, static_cast<size_t>(m) * 129, -3.0f, 3.0f);
-  for (GemvVariant v : kAllVariants) {
-    const std::vector<float> plain = run_gemv(d, v, m);
+  std::vector<std::pair<GemvVariant, TileTuning>> cases;
+  for (GemvVariant v : kAllVariants) cases.push_back({v, {}});
+  for (const TileTuning& t : {engine1(1, 4, 0), engine2(4, 2, 2, 3, 2, 2), engine3(4, 2, 4, 2, 1)})
+    cases.push_back({GemvVariant::kTile, t});
+  for (const auto& [v, t] : cases) {
+    const std::vector<float> plain = run_gemv(d, v, m, t);
     std::vector<float> expect(plain.size());
     for (size_t i = 0; i < plain.size(); ++i) expect[i] = plain[i] + r[i];
     DevBuf<float> y(r);  // in place: residual == y
@@ -216,8 +278,9 @@ TEST(GemvQ8, ResidualEpilogueIsOneAdd) {
     a.residual = y.get();
     a.ld_residual = 129;
     a.split_scratch = scratch.get();
+    a.tile = t;
     QC_ASSERT_OK(gemv_q8(a, nullptr));
-    ASSERT_TRUE(same_bits(expect, y.download())) << gemv_variant_name(v);
+    ASSERT_TRUE(same_bits(expect, y.download())) << gemv_variant_name(v) << " " << describe(t);
   }
 }
 
@@ -270,32 +333,38 @@ TEST(GemvQ8, GateUpMatchesSeparateKernels) {
         sa.ld_out = s.n;
         sa.out_q = QActOut{qh_sep.get(), hl ? ql_sep.get() : nullptr, qs_sep.get(), s.n, s.n / 32};
         QC_ASSERT_OK(swiglu(sa, nullptr));
-        // Fused.
-        DevBuf<float> h(static_cast<size_t>(m) * s.n);
-        DevBuf<int8_t> qh(static_cast<size_t>(m) * s.n), ql(static_cast<size_t>(m) * s.n);
-        DevBuf<float> qs(static_cast<size_t>(m) * s.n / 32);
-        h.poison();
-        qh.poison(0x80);
-        ql.poison(0x80);
-        qs.poison();
-        GemvQ8GateUpArgs ga;
-        ga.gate = gate.weights();
-        ga.up = up;
-        ga.x = gate.act();
-        ga.format = hl ? ActFormat::kHL : ActFormat::kH;
-        ga.out_f32 = h.get();
-        ga.ld_out = s.n;
-        ga.out_q = QActOut{qh.get(), hl ? ql.get() : nullptr, qs.get(), s.n, s.n / 32};
-        ga.m = m;
-        QC_ASSERT_OK(gemv_q8_gateup(ga, nullptr));
-        const std::vector<float> hf = h.download();
-        ASSERT_TRUE(same_bits(h_sep.download(), hf))
-            << "K=" << s.k << " N=" << s.n << " M=" << m << " hl=" << hl;
-        ASSERT_EQ(qh_sep.download(), qh.download());
-        if (hl) {
-          ASSERT_EQ(ql_sep.download(), ql.download());
+        // Fused, with the launcher's choice and with every engine (few blocks: several 32-row tiles each).
+        std::vector<float> hf;
+        for (const TileTuning& t :
+             {TileTuning{}, engine1(1, 8, 2), engine2(8, 1, 4, 4, 0, 2), engine2(4, 2, 3, 3, 2, 1),
+              engine3(8, 1, 8, 0, 2), engine3(3, 1, 4, 1, 1)}) {
+          DevBuf<float> h(static_cast<size_t>(m) * s.n);
+          DevBuf<int8_t> qh(static_cast<size_t>(m) * s.n), ql(static_cast<size_t>(m) * s.n);
+          DevBuf<float> qs(static_cast<size_t>(m) * s.n / 32);
+          h.poison();
+          qh.poison(0x80);
+          ql.poison(0x80);
+          qs.poison();
+          GemvQ8GateUpArgs ga;
+          ga.gate = gate.weights();
+          ga.up = up;
+          ga.x = gate.act();
+          ga.format = hl ? ActFormat::kHL : ActFormat::kH;
+          ga.out_f32 = h.get();
+          ga.ld_out = s.n;
+          ga.out_q = QActOut{qh.get(), hl ? ql.get() : nullptr, qs.get(), s.n, s.n / 32};
+          ga.m = m;
+          ga.tile = t;
+          QC_ASSERT_OK(gemv_q8_gateup(ga, nullptr));
+          hf = h.download();
+          ASSERT_TRUE(same_bits(h_sep.download(), hf))
+              << "K=" << s.k << " N=" << s.n << " M=" << m << " hl=" << hl << " " << describe(t);
+          ASSERT_EQ(qh_sep.download(), qh.download()) << describe(t);
+          if (hl) {
+            ASSERT_EQ(ql_sep.download(), ql.download()) << describe(t);
+          }
+          ASSERT_TRUE(same_bits(qs_sep.download(), qs.download())) << describe(t);
         }
-        ASSERT_TRUE(same_bits(qs_sep.download(), qs.download()));
         // Against double: g, u each within the GEMV bound; silu(g)*u then moves by at most
         // |u| * |silu'| * err_g + |silu(g)| * err_u (|silu'| <= 1.1) plus a few f32 roundings.
         const RefGemv rg = gemv_q8_ref(gate.w, gate.x, hl);
@@ -331,14 +400,22 @@ TEST(GemvQ8, GateUpF32OnlyOddN) {
   ga.ld_out = n;
   ga.m = m;
   ga.pdl = true;
-  QC_ASSERT_OK(gemv_q8_gateup(ga, nullptr));
-  const std::vector<float> hf = h.download();
-  ASSERT_TRUE(all_finite(hf));
   const RefGemv rg = gemv_q8_ref(gate.w, gate.x, true), ru = gemv_q8_ref(up_w, gate.x, true);
-  for (size_t i = 0; i < hf.size(); ++i) {
-    const double expect = silu(rg.y[i]) * ru.y[i];
-    // loose relative check (the exact bound is exercised in GateUpMatchesSeparateKernels)
-    ASSERT_NEAR(hf[i], expect, 1e-4 * (std::fabs(ru.y[i]) * rg.abs[i] + ru.abs[i]) + 1e-6) << i;
+  std::vector<float> first;
+  for (const TileTuning& t :
+       {TileTuning{}, engine1(1, 4, 0), engine2(4, 1, 2, 2, 5, 2), engine3(4, 1, 4, 3, 2)}) {
+    h.poison();
+    ga.tile = t;
+    QC_ASSERT_OK(gemv_q8_gateup(ga, nullptr));
+    const std::vector<float> hf = h.download();
+    ASSERT_TRUE(all_finite(hf)) << describe(t);
+    for (size_t i = 0; i < hf.size(); ++i) {
+      const double expect = silu(rg.y[i]) * ru.y[i];
+      // loose relative check (the exact bound is exercised in GateUpMatchesSeparateKernels)
+      ASSERT_NEAR(hf[i], expect, 1e-4 * (std::fabs(ru.y[i]) * rg.abs[i] + ru.abs[i]) + 1e-6) << i;
+    }
+    if (first.empty()) first = hf;
+    ASSERT_TRUE(same_bits(first, hf)) << describe(t);  // every engine: the same bits
   }
 }
 
@@ -371,6 +448,43 @@ TEST(GemvQ8, GraphCaptureWithPdlMatchesEager) {
   cudaStreamDestroy(s);
 }
 
+// Engine 2 copies each row's f16 scales as a 16-byte aligned superset; where that would leave the scale
+// array (its first or last row when the array's ends are not 16-byte aligned) the producer copies the exact
+// bytes instead. Scale array at a 2-byte offset, K = 1056 (66 bytes of scales per row): every row boundary
+// is unaligned, both ends of the array too. Every engine must still give the bits of "hl" / "h".
+TEST(GemvQ8, TileEnginesUnalignedScaleArray) {
+  QC_REQUIRE_DEVICE();
+  std::mt19937 rng(61);
+  for (const Shape& s : {Shape{1056, 77}, Shape{96, 33}, Shape{2080, 129}}) {
+    const int m = 2;
+    GemvData d(rng, m, s.k, s.n);
+    std::vector<uint16_t> shifted(d.w.d.size() + 8, 0x3c00);  // f16 1.0 around the array
+    std::copy(d.w.d.begin(), d.w.d.end(), shifted.begin() + 1);
+    DevBuf<uint16_t> dd(shifted);
+    for (bool hl : {true, false}) {
+      const GemvVariant base = hl ? GemvVariant::kHL : GemvVariant::kH;
+      const GemvVariant tile = hl ? GemvVariant::kTile : GemvVariant::kTileH;
+      auto run = [&](GemvVariant v, const TileTuning& t) {
+        DevBuf<float> y(static_cast<size_t>(m) * s.n);
+        y.poison();
+        GemvQ8Args a = make_args(d, v, y.get(), m);
+        a.w.d = dd.get() + 1;
+        a.tile = t;
+        const GpuStatus st = gemv_q8(a, nullptr);
+        EXPECT_TRUE(st.ok()) << st.describe();
+        return y.download();
+      };
+      const std::vector<float> ref = run(base, {});
+      ASSERT_TRUE(all_finite(ref));
+      for (const TileTuning& t :
+           {engine2(8, 1, 1, 2, 0, 2), engine2(4, 2, 2, 3, 3, 1), engine2(3, 1, 3, 4, 1, 2),
+            engine2(2, 4, 16, 2, 2, 1), engine3(4, 1, 8, 2, 2)})
+        ASSERT_TRUE(same_bits(ref, run(tile, t)))
+            << describe(t) << " K=" << s.k << " N=" << s.n << " hl=" << hl;
+    }
+  }
+}
+
 // Argument errors come back as messages, before any device work (these run without a GPU too).
 TEST(GemvQ8Args, RejectsBadArguments) {
   alignas(16) int8_t q[64] = {};
@@ -394,6 +508,15 @@ TEST(GemvQ8Args, RejectsBadArguments) {
   st = gemv_q8(a, nullptr);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.describe().find("activation"), std::string::npos) << st.describe();
+  alignas(16) int8_t xh[32] = {}, xl[32] = {};
+  float xs[1] = {};
+  a.x = QActIn{xh, xl, xs, 32, 1};
+  a.variant = GemvVariant::kTile;
+  a.tile.engine = 7;  // rejected while resolving the schedule, before any launch
+  st = gemv_q8(a, nullptr);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.describe().find("engine must be 0 (auto), 1, 2 or 3, got 7"), std::string::npos)
+      << st.describe();
 }
 
 }  // namespace
