@@ -58,7 +58,7 @@ Result<MtpOptions> mtp_options(const app::Args& a) {
   return m;
 }
 
-std::string stats_line(const GenerateResult& r, const Backend& b) {
+std::string stats_line(const GenerateResult& r, const Backend& b, uint64_t bytes_per_token) {
   const GenerationStats& s = r.stats;
   char buf[512];
   std::snprintf(buf, sizeof buf,
@@ -74,6 +74,15 @@ std::string stats_line(const GenerateResult& r, const Backend& b) {
       std::snprintf(buf, sizeof buf, "%s%.2f", j ? "/" : "", s.mtp_acceptance(j));
       line += buf;
     }
+  }
+  // Weight bytes per decoded token over the decode time (MTP passes read them once for several tokens, so
+  // this can pass the ceiling with MTP on: it is the rate a plain decode would need for the same speed).
+  const double gbs = static_cast<double>(bytes_per_token) * s.decode_tok_per_s / 1e9;
+  std::snprintf(buf, sizeof buf, " weights=%.1f GB/s", gbs);
+  line += buf;
+  if (const double ceiling = b.info().read_ceiling_gbs; ceiling > 0) {
+    std::snprintf(buf, sizeof buf, " ceiling=%.0f GB/s (%.0f%%)", ceiling, 100.0 * gbs / ceiling);
+    line += buf;
   }
   return line;
 }
@@ -117,7 +126,7 @@ Status cmd_generate(int argc, char** argv) {
   std::fflush(stdout);
   if (!r.note.empty()) std::fprintf(stderr, "note: %s\n", r.note.c_str());
   if (r.stop_reason == StopReason::error) return make_error("generation failed: " + r.error);
-  std::fprintf(stderr, "%s\n", stats_line(r, engine->backend()).c_str());
+  std::fprintf(stderr, "%s\n", stats_line(r, engine->backend(), engine->model().bytes_per_token()).c_str());
   return {};
 }
 
@@ -167,7 +176,7 @@ Status cmd_chat(int argc, char** argv) {
     if (r.stop_reason == StopReason::error) return make_error("generation failed: " + r.error);
     const ReplyParts parts = parse_reply(r.text, ro.thinking);
     history.push_back({"assistant", parts.content, parts.thinking});
-    std::fprintf(stderr, "[%s]\n", stats_line(r, engine->backend()).c_str());
+    std::fprintf(stderr, "[%s]\n", stats_line(r, engine->backend(), engine->model().bytes_per_token()).c_str());
   }
   return {};
 }

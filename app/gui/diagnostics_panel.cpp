@@ -161,8 +161,19 @@ void DiagnosticsPanel::bandwidth_and_memory(UiContext& ctx) {
   ImGui::Text("Effective weight bandwidth: %.2f GB/s", gbs);
   text_wrapped_colored(ctx.theme.text_muted, "= %s per token x %.1f tok/s",
                        format_bytes(f->bytes_per_token).c_str(), ctx.diag.decode_tok_per_s_now());
-  // The CPU backend measures no bandwidth ceiling; the CUDA backend will report the one it measured.
-  text_wrapped_colored(ctx.theme.text_muted, "no ceiling measured (%s backend)", f->backend.name.c_str());
+  // The CUDA backend measures the card's read-only ceiling at load (engine/cuda/read_ceiling.h); the CPU
+  // backend measures none. With MTP a pass reads the weights once for several tokens, so the effective
+  // rate can pass the ceiling: it is what a plain decode would have to read at for the same speed.
+  if (const double ceiling = f->backend.read_ceiling_gbs; ceiling > 0) {
+    const float frac = static_cast<float>(gbs / ceiling);
+    char label[96];
+    std::snprintf(label, sizeof label, "%.0f%% of the %.0f GB/s read ceiling", 100.0 * gbs / ceiling, ceiling);
+    ImGui::ProgressBar(std::clamp(frac, 0.0f, 1.0f), ImVec2(-1, 0), label);
+    text_wrapped_colored(ctx.theme.text_muted, "ceiling measured at load on %s (read-only stream)",
+                         f->backend.device.c_str());
+  } else {
+    text_wrapped_colored(ctx.theme.text_muted, "no ceiling measured (%s backend)", f->backend.name.c_str());
+  }
   if (f->backend_kind == BackendKind::kCuda) {
     ImGui::Text("GPU memory: %s", format_bytes(f->backend.memory_bytes).c_str());
     text_wrapped_colored(ctx.theme.text_muted,

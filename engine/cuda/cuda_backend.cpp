@@ -167,6 +167,11 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
     if (options.progress) options.progress(done, total, t.name);
   }
   QC_CU(cudaMemsetAsync(b->scratch_block_.get(), 0, b->scratch_block_.size(), b->stream_));
+  if (options.measure_ceiling) {
+    QC_ASSIGN(const ReadCeiling ceiling, measure_read_ceiling(b->weights_block_.get(), b->weights_block_.size(),
+                                                              b->sm_count_, kMemoryReserve, b->stream_));
+    b->read_ceiling_gbs_ = ceiling.gbs;
+  }
   b->reset();
   QC_CU(cudaStreamSynchronize(b->stream_));
   return b;
@@ -184,6 +189,7 @@ BackendInfo CudaBackend::info() const {
   i.name = "cuda";
   i.device = device_name_ + " (" + num(sm_count_) + " SMs)";
   i.memory_bytes = mem_.resident();
+  i.read_ceiling_gbs = read_ceiling_gbs_;
   for (const DeviceBlock& s : snaps_->slots) i.memory_bytes += s.size();
   return i;
 }

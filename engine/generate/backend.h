@@ -36,6 +36,9 @@ struct BackendInfo {
   std::string name;           // "cpu-f32", "cpu-f64", "cuda"
   std::string device;         // "2 threads", "NVIDIA H200"
   uint64_t memory_bytes = 0;  // state + scratch (+ weights when copied)
+  // Read-only bandwidth of the device measured at load (cuda/read_ceiling.h); 0 = not measured (the CPU
+  // backend, or a card with no room for the measurement).
+  double read_ceiling_gbs = 0.0;
 };
 
 class Backend {

@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "bandwidth.h"
+
 // Benchmarks only: a failed CUDA call ends the program with the statement, file and line.
 #define QC_BENCH_CHECK(stmt)                                                                           \
   do {                                                                                                 \
@@ -25,6 +27,16 @@
                    __LINE__);                                                                          \
       std::exit(1);                                                                                    \
     }                                                                                                  \
+  } while (0)
+
+// The same for the kernel layer's GpuStatus.
+#define QC_BENCH_CHECK_GPU(stmt)                                                      \
+  do {                                                                                \
+    const ::qc::gpu::GpuStatus st_ = (stmt);                                          \
+    if (!st_.ok()) {                                                                  \
+      std::fprintf(stderr, "FATAL: %s failed: %s\n", #stmt, st_.describe().c_str()); \
+      std::exit(1);                                                                   \
+    }                                                                                 \
   } while (0)
 
 namespace qc::bench {
@@ -101,28 +113,6 @@ void fill_on(cudaStream_t s, K kernel, A... args) {
 }
 
 // ---- the read-only stream ----
-__device__ __forceinline__ int4 ld_stream(const int4* p) {
-  int4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(p));
-  return r;
-}
-__global__ void __launch_bounds__(512) read_stream(const int4* p, size_t n, int* sink) {
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  int acc = 0;
-  for (; i + 3 * stride < n; i += 4 * stride) {
-    const int4 a = ld_stream(p + i), b = ld_stream(p + i + stride), c = ld_stream(p + i + 2 * stride),
-               d = ld_stream(p + i + 3 * stride);
-    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
-  }
-  for (; i < n; i += stride) {
-    const int4 a = ld_stream(p + i);
-    acc ^= a.x ^ a.y ^ a.z ^ a.w;
-  }
-  if (acc == 0x7e57c0de) *sink = acc;  // keeps the loads alive
-}
 
 // Median seconds of `reps` timed runs of `body` (after one warm-up), timed with events on `s`.
 double time_median(cudaStream_t s, int reps, const std::function<void()>& body) {
@@ -178,8 +168,7 @@ Ceilings measure_ceilings(cudaStream_t s, int sm_count, int reps, size_t max_byt
   for (int bps : {2, 4, 8, 16}) {
     const int grid = bps * sm_count;
     const double t = time_median(
-        s, reps, [&] { read_stream<<<grid, 512, 0, s>>>(static_cast<const int4*>(buf), bytes / 16, sink); });
-    QC_BENCH_CHECK(cudaGetLastError());
+        s, reps, [&] { QC_BENCH_CHECK_GPU(gpu::read_stream({buf, bytes, grid, sink}, s)); });
     const double gbs = bytes / t / 1e9;
     c.read_runs.push_back({bps, gbs});
     c.read_gbs = std::max(c.read_gbs, gbs);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bandwidth.h"
 #include "gemv_q8.h"
 
 namespace qc::bench {
@@ -69,29 +70,6 @@ __global__ void fill_normal(float* p, size_t n, uint64_t seed) {
   }
 }
 
-__device__ __forceinline__ int4 ld_stream(const int4* p) {
-  int4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(p));
-  return r;
-}
-// The read ceiling: 16-byte loads, four in flight per thread, grid-stride.
-__global__ void __launch_bounds__(512) read_stream(const int4* p, size_t n, int* sink) {
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  int acc = 0;
-  for (; i + 3 * stride < n; i += 4 * stride) {
-    const int4 a = ld_stream(p + i), b = ld_stream(p + i + stride), c = ld_stream(p + i + 2 * stride),
-               d = ld_stream(p + i + 3 * stride);
-    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
-  }
-  for (; i < n; i += stride) {
-    const int4 a = ld_stream(p + i);
-    acc ^= a.x ^ a.y ^ a.z ^ a.w;
-  }
-  if (acc == 0x7e57c0de) *sink = acc;  // keeps the loads alive
-}
 
 template <class K, class... A>
 void fill(K kernel, A... args) {

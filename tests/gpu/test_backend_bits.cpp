@@ -2,6 +2,7 @@
 // greedy token stream and logits hash; the CUDA graph, PDL and the fusions change no bit; two runs give
 // the same bits; a prompt in one call equals single steps; snapshot/restore replays exactly; a kernel-config
 // change re-captures; greedy with MTP equals greedy without. Plus errors, memory accounting, no device.
+#include <cmath>
 #include <cstdio>
 
 #include "backend_test_util.h"
@@ -217,6 +218,11 @@ TEST(CudaBackend, MemoryEstimateIsTheAllocation) {
   ASSERT_NE(snap, nullptr);
   EXPECT_EQ(gpu->info().memory_bytes, m.resident() + m.snapshot);
   std::printf("[ memory   ] %s\n", m.describe().c_str());
+  // The read ceiling is measured at load (a temporary buffer here: the weights are far below 512 MiB). No
+  // speed is asserted (speed belongs to the benchmark), only that a measurement happened and is a rate.
+  const double ceiling = gpu->info().read_ceiling_gbs;
+  EXPECT_TRUE(std::isfinite(ceiling) && ceiling > 0.0) << ceiling;
+  std::printf("[ memory   ] read ceiling measured at load: %.0f GB/s\n", ceiling);
 
   // Planned against 1 MiB of free memory, the load fails with the sizes named.
   CudaBackendOptions o;

@@ -10,12 +10,13 @@
 #   OUT                      where logs go (the device tool sets it; default ./device_out)
 #   QWENCHAT_DEVICE_PREFIX   prefix holding the engine's Debian libraries (pcre2, sentencepiece, nlohmann
 #                            json, gtest): added to CMAKE_PREFIX_PATH, PKG_CONFIG_PATH, LD_LIBRARY_PATH
-#   QWENCHAT_GPU_STEPS       steps to run (default: "info build tests bench backend decode")
+#   QWENCHAT_GPU_STEPS       steps to run (default: "info build tests bench backend worker decode")
 #   QWENCHAT_BENCH_ARGS      extra arguments for qwenchat-gemv-bench (e.g. --quick)
 #   QWENCHAT_DECODE_ARGS     extra arguments for qwenchat-bench (e.g. --quick, --variants tile,hu)
 #   QWENCHAT_DECODE_BUDGET   seconds qwenchat-bench may measure before skipping the rest (default 170)
 # Steps: info, build, tests (kernel GPU tests), bench (GEMV bench), backend (the CUDA backend's tests and
-# `qwenchat-cli generate --backend cuda` end to end), decode (qwenchat-bench: whole-token decode).
+# `qwenchat-cli generate --backend cuda` end to end), worker (the app's worker thread on the CUDA backend),
+# decode (qwenchat-bench: whole-token decode).
 # If the full project does not configure (missing libraries), the kernels directory is configured on its
 # own (kernels/CMakeLists.txt supports that): the bench always builds, the tests when GoogleTest is found.
 #
@@ -27,13 +28,14 @@ OUT=${OUT:-$ROOT/device_out}
 mkdir -p "$OUT"
 BUILD=${QWENCHAT_DEVICE_BUILD:-$ROOT/build-device}
 JOBS=$(nproc 2>/dev/null || echo 8)
-STEPS=${QWENCHAT_GPU_STEPS:-"info build tests bench backend decode"}
+STEPS=${QWENCHAT_GPU_STEPS:-"info build tests bench backend worker decode"}
 SUMMARY=()
 TESTS_BIN=""
 BENCH_BIN=""
 DECODE_BIN=""
 CLI_BIN=""
 MKMODEL_BIN=""
+UNIT_BIN=""
 
 if [[ -n "${QWENCHAT_DEVICE_PREFIX:-}" ]]; then
   P=$QWENCHAT_DEVICE_PREFIX
@@ -67,7 +69,7 @@ step_build() {
   fi
   local targets=(qwenchat-gemv-bench)
   local t
-  for t in qwenchat_gpu_tests qwenchat-bench qwenchat-cli qwenchat-mkmodel; do
+  for t in qwenchat_gpu_tests qwenchat-bench qwenchat-cli qwenchat-mkmodel qwenchat_unit_tests; do
     if grep -q "build $t:\|build [^:]*/$t:" "$BUILD/build.ninja" 2>/dev/null; then targets+=("$t"); fi
   done
   if ! ninja -C "$BUILD" -k 0 -j"$JOBS" "${targets[@]}" > "$OUT/build.log" 2>&1; then
@@ -88,6 +90,7 @@ step_build() {
   DECODE_BIN=$(find "$BUILD" -name qwenchat-bench -type f -perm -u+x | head -1)
   CLI_BIN=$(find "$BUILD" -name qwenchat-cli -type f -perm -u+x | head -1)
   MKMODEL_BIN=$(find "$BUILD" -name qwenchat-mkmodel -type f -perm -u+x | head -1)
+  UNIT_BIN=$(find "$BUILD" -name qwenchat_unit_tests -type f -perm -u+x | head -1)
   log "tests: ${TESTS_BIN:-not built}; gemv bench: ${BENCH_BIN:-not built}; decode bench: ${DECODE_BIN:-not built}; cli: ${CLI_BIN:-not built}"
   [[ -n "$BENCH_BIN" || -n "$TESTS_BIN" || -n "$DECODE_BIN" ]]
 }
@@ -144,6 +147,18 @@ step_backend() {
     } >> "$log_file" 2>&1
     grep -E "^\[ cli" "$log_file"
   fi
+  return $rc
+}
+
+# The worker thread on the CUDA backend (tests/unit/test_worker_cuda.cpp, skipped on machines without a
+# device): load progress events, a reply, a GEMV-variant switch in the middle of a reply.
+step_worker() {
+  [[ -n "$UNIT_BIN" ]] || { log "qwenchat_unit_tests not built"; return 1; }
+  timeout 120 "$UNIT_BIN" --gtest_color=no --gtest_filter='WorkerCuda*' > "$OUT/worker_tests.log" 2>&1
+  local rc=$?
+  grep -E "^\[ (worker|switch) +\]|^\[==========\] .* ran|^\[  PASSED  \]|^\[  SKIPPED \]|^\[  FAILED  \] [A-Za-z]" \
+    "$OUT/worker_tests.log"
+  grep -A6 -m4 "Failure$" "$OUT/worker_tests.log" | cut -c1-300 | head -30
   return $rc
 }
 
