@@ -93,7 +93,7 @@ struct Weights {
     BENCH_CHECK(cudaMalloc(&q, q_bytes * copies));
     BENCH_CHECK(cudaMalloc(&d, d_count * copies * sizeof(uint16_t)));
     fill(fill_int8, q, q_bytes * copies, uint64_t{1000} + n + k);
-    fill(fill_scales, d, d_count * copies, uint64_t{2000} + n + k);
+    fill(fill_scales, d, d_count * copies, uint64_t{2000} + n + k, 1e-3f, 2e-2f);
     BENCH_CHECK(cudaDeviceSynchronize());
   }
   void release() {
@@ -118,7 +118,7 @@ struct Acts {
     BENCH_CHECK(cudaMalloc(&lo, n));
     BENCH_CHECK(cudaMalloc(&scale, n / 32 * sizeof(float)));
     BENCH_CHECK(cudaMalloc(&f32, n * sizeof(float)));
-    fill(fill_normal, f32, n, uint64_t{77} + k);
+    fill(fill_normal, f32, n, uint64_t{77} + k, 0.0f, 1.0f);
     BENCH_CHECK(cudaDeviceSynchronize());  // the fill ran on the legacy stream
     qc::gpu::QuantizeArgs qa;
     qa.x = f32;
@@ -561,7 +561,7 @@ void Bench::token_section(int m, bool main) {
     return;
   }
   fill(fill_int8, q, qtot, uint64_t{31337});
-  fill(fill_scales, d, dtot, uint64_t{4242});
+  fill(fill_scales, d, dtot, uint64_t{4242}, 1e-3f, 2e-2f);
   BENCH_CHECK(cudaDeviceSynchronize());
   size_t qo = 0, dof = 0;
   double bytes = 0;
