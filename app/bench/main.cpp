@@ -13,11 +13,15 @@
 //    Bytes per token = weights + KV cache read; the floor = bytes / read ceiling; ratio = floor / time.
 // 4. The default variant: kernel boundaries per token (kernel nodes of the graph), the per-kernel time
 //    breakdown (events around every call in an eager pass), graph / PDL / fusion switched off one at a
-//    time, and the MTP-style pass of M = 1..4 tokens in one weight pass.
+//    time, and the MTP-style pass of M = 1..4 tokens in one weight pass, with the MTP draft step's time
+//    and the projected speed-up at acceptance 0.6 / 0.7 / 0.8 (project_mtp states the model).
+// 5. With --model and an MTP block: greedy generation on a few prompts without MTP and with draft
+//    lengths 1..3: measured acceptance per draft position and the measured speed-up.
 // A compact table comes last; --json writes everything.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -32,12 +36,14 @@
 #include "common/args.h"
 #include "cuda/cuda_backend.h"
 #include "device_fill.h"
+#include "generate/generator.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "model/model.h"
 #include "model/presets.h"
 #include "model/synthetic.h"
 #include "random_weights.h"
+#include "tokenizer/tokenizer.h"
 
 namespace {
 
@@ -158,6 +164,10 @@ class Bench {
   // Breakdown, switches and M-token passes for one configuration (the default, then the fastest variant).
   void measure_config(const KernelConfig& base, const std::string& tag);
   GemvVariant fastest_variant() const;
+  // Projected MTP speed-up from measured pass times (random weights make acceptance meaningless).
+  json project_mtp(const std::array<double, 5>& pass_s);
+  // Measured acceptance and speed-up of greedy generation with MTP on a model file that has the block.
+  void measure_mtp_generation();
   void print_table();
   void write_json();
 
@@ -366,6 +376,7 @@ void Bench::measure_config(const KernelConfig& base, const std::string& tag) {
   json mt = json::array();
   for (int ctx : {opt_.contexts.front(), opt_.contexts.back()}) {
     double t1 = 0.0;
+    std::array<double, 5> pass_s{};  // [m]: seconds of an m-token pass
     for (int m = 1; m <= 4; ++m) {
       if (out_of_time("mtp passes")) break;
       if (!be_->set_kernel_config(base).ok() || !be_->set_position_unchecked(ctx).ok()) break;
@@ -378,10 +389,127 @@ void Bench::measure_config(const KernelConfig& base, const std::string& tag) {
       std::printf("  ctx %6d M=%d %8.3f ms per pass (%.2fx of M=1; %.3f ms per token)\n", ctx, m, *t * 1e3,
                   *t / t1, *t * 1e3 / m);
       mt.push_back({{"ctx", ctx}, {"m", m}, {"ms", *t * 1e3}, {"x_of_m1", *t / t1}});
+      pass_s[static_cast<size_t>(m)] = *t;
     }
+    if (ctx == opt_.contexts.front()) out["mtp_projection"] = project_mtp(pass_s);
   }
   out["mtp_passes"] = mt;
   extra_[tag] = out;
+}
+
+// Model of a speculative step with draft length k (engine/generate/generator.cpp): the MTP block runs k
+// times to draft, the main model verifies k+1 tokens in one pass, and the block runs once more for every
+// accepted draft to fill its KV cache (m-1 calls for m emitted tokens). With the same acceptance a at
+// every position and independent positions, a step emits E = 1 + a + ... + a^k tokens on average and
+// costs T = t(k+1) + (k + E - 1) t_mtp; the speed-up over plain decoding is E t(1) / T. Assumes the
+// verification keeps the accepted tokens' state without a second pass (a re-run would add (1-a^k) t(E)).
+json Bench::project_mtp(const std::array<double, 5>& pass_s) {
+  json out = json::object();
+  if (!be_->has_mtp()) {
+    std::printf("  (no MTP block: no projection)\n");
+    return out;
+  }
+  auto tm = be_->time_mtp_steps(opt_.tokens, opt_.quick ? 1 : 3);
+  if (!tm.ok()) {
+    std::printf("  MTP draft step ERROR %s\n", tm.error().describe().c_str());
+    return out;
+  }
+  const double t_mtp = *tm, t1 = pass_s[1];
+  std::printf("  MTP draft step %.3f ms (%.3fx of M=1)\n", t_mtp * 1e3, t_mtp / t1);
+  std::printf("  projected speed-up over plain decoding (acceptance a per draft position):\n");
+  std::printf("  %6s %12s %12s %12s\n", "draft", "a = 0.6", "a = 0.7", "a = 0.8");
+  out["mtp_step_ms"] = t_mtp * 1e3;
+  json rows = json::array();
+  for (int k = 1; k <= 3; ++k) {
+    if (pass_s[static_cast<size_t>(k) + 1] <= 0.0) break;
+    std::printf("  %6d", k);
+    json row = {{"draft", k}};
+    for (const double a : {0.6, 0.7, 0.8}) {
+      double e = 0.0, p = 1.0;
+      for (int j = 0; j <= k; ++j, p *= a) e += p;
+      const double t = pass_s[static_cast<size_t>(k) + 1] + (k + e - 1.0) * t_mtp;
+      const double speedup = e * t1 / t;
+      std::printf(" %7.2fx %4.0f", speedup, speedup / t1);
+      row["a" + std::to_string(static_cast<int>(a * 10 + 0.5))] = {{"speedup", speedup},
+                                                                   {"tok_per_s", speedup / t1}};
+    }
+    std::printf("  (speed-up, tok/s)\n");
+    rows.push_back(row);
+  }
+  out["rows"] = rows;
+  return out;
+}
+
+void Bench::measure_mtp_generation() {
+  if (!file_model_ || !be_->has_mtp()) return;
+  std::printf("\n== MTP on the model file: greedy generation, measured acceptance and speed-up ==\n");
+  auto tok = qc::load_tokenizer(file_model_->file());
+  if (!tok.ok()) {
+    std::printf("  tokenizer: %s\n", tok.error().describe().c_str());
+    return;
+  }
+  // Prompts of the kinds the default model was trained on, and one free text.
+  const std::vector<std::string> prompts = {
+      "<|im_start|>user\nWhat is 17 + 25?<|im_end|>\n<|im_start|>assistant\n",
+      "<|im_start|>user\nDefine the word \"lantern\".<|im_end|>\n<|im_start|>assistant\n",
+      "In the beginning", "The quick brown fox"};
+  const int n_new = opt_.quick ? 64 : 160;
+  json runs = json::array();
+  double base_s = 0.0;
+  long long base_tokens = 0;
+  for (int draft = 0; draft <= 3; ++draft) {
+    if (out_of_time("mtp generation")) break;
+    if (!be_->set_kernel_config(KernelConfig{}).ok()) break;
+    qc::GenerationStats total;
+    total.mtp_draft_len = draft;
+    double seconds = 0.0;
+    long long tokens = 0;
+    std::string error;
+    for (const std::string& text : prompts) {
+      auto ids = (*tok)->encode(text, /*parse_special=*/true);
+      if (!ids.ok() || ids->empty()) continue;
+      be_->reset();
+      qc::Generator gen(*be_, **tok);
+      qc::GenerateRequest req;
+      req.prompt = *ids;
+      req.max_new_tokens = n_new;
+      req.sampler.temperature = 0.0f;
+      req.mtp.enabled = draft > 0;
+      req.mtp.draft_len = std::max(draft, 1);
+      auto r = gen.generate(req, {});
+      if (!r.ok()) {
+        error = r.error().describe();
+        break;
+      }
+      seconds += r->stats.decode_seconds;
+      tokens += r->stats.generated_tokens;
+      for (size_t j = 0; j < total.mtp_drafted.size(); ++j) {
+        total.mtp_drafted[j] += r->stats.mtp_drafted[j];
+        total.mtp_accepted[j] += r->stats.mtp_accepted[j];
+      }
+    }
+    if (!error.empty()) {
+      std::printf("  draft %d ERROR %s\n", draft, error.c_str());
+      break;
+    }
+    const double tps = seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0;
+    if (draft == 0) {
+      base_s = seconds;
+      base_tokens = tokens;
+    }
+    const double base_tps = base_s > 0 ? static_cast<double>(base_tokens) / base_s : 0.0;
+    std::printf("  %s: %lld tokens, %.1f tok/s (%.2fx)", draft ? ("draft " + std::to_string(draft)).c_str() : "no MTP ",
+                tokens, tps, base_tps > 0 ? tps / base_tps : 0.0);
+    json acc = json::array();
+    for (int j = 0; j < draft; ++j) {
+      std::printf("%s%.2f", j ? "/" : "  acceptance ", total.mtp_acceptance(j));
+      acc.push_back(total.mtp_acceptance(j));
+    }
+    std::printf("\n");
+    runs.push_back({{"draft", draft}, {"tokens", tokens}, {"tok_per_s", tps},
+                    {"speedup", base_tps > 0 ? tps / base_tps : 0.0}, {"acceptance", acc}});
+  }
+  extra_["mtp_generation"] = runs;
 }
 
 void Bench::print_table() {
@@ -489,6 +617,7 @@ int Bench::run() {
     k.gemv = best;
     measure_config(k, "fastest_variant");
   }
+  measure_mtp_generation();
   extra_["weight_bytes_per_token"] = static_cast<double>(be_->weight_bytes_per_token());
   print_table();
   write_json();

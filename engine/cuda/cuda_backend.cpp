@@ -444,17 +444,32 @@ Result<double> CudaBackend::time_steps(int m, int reps, int trials) {
   int* hs = h_steps_;
   hs[0] = pos_;
   for (int i = 0; i < m; ++i) hs[1 + i] = (1 + 7919 * i) % c_.n_vocab;
-  const int ctx = ctx_bucket(pos_ + m, n_ctx_);
-  if (cfg_.cuda_graph) QC_TRY(graph_for(Kind::kMain, m, ctx));
   QC_CU(cudaMemcpyAsync(sc_.step, hs, 8 * sizeof(int), cudaMemcpyHostToDevice, stream_));
-  QC_TRY(run_step(Kind::kMain, m, ctx));  // warm-up
+  return time_replays(Kind::kMain, m, ctx_bucket(pos_ + m, n_ctx_), reps, trials);
+}
+
+Result<double> CudaBackend::time_mtp_steps(int reps, int trials) {
+  if (!model_.has_mtp) return make_error("time_mtp_steps: the model has no MTP block");
+  if (pos_ + 1 > n_ctx_) return make_error("time_mtp_steps: position " + num(pos_) + " is at n_ctx");
+  QC_TRY(apply_config());
+  // The block's input hidden state is whatever the scratch holds (zeros after load, or the last step's):
+  // its value does not change the time.
+  h_mtp_step_[0] = pos_;
+  h_mtp_step_[1] = 1 % c_.n_vocab;
+  QC_CU(cudaMemcpyAsync(sc_.mtp_step, h_mtp_step_, 8 * sizeof(int), cudaMemcpyHostToDevice, stream_));
+  return time_replays(Kind::kMtp, 1, ctx_bucket(pos_ + 1, n_ctx_), reps, trials);
+}
+
+Result<double> CudaBackend::time_replays(Kind kind, int m, int ctx, int reps, int trials) {
+  if (cfg_.cuda_graph) QC_TRY(graph_for(kind, m, ctx));
+  QC_TRY(run_step(kind, m, ctx));  // warm-up
   Event a, b;
   QC_TRY(a.create());
   QC_TRY(b.create());
   std::vector<double> t;
   for (int tr = 0; tr < std::max(trials, 1); ++tr) {
     QC_CU(cudaEventRecord(a.get(), stream_));
-    for (int i = 0; i < reps; ++i) QC_TRY(run_step(Kind::kMain, m, ctx));
+    for (int i = 0; i < reps; ++i) QC_TRY(run_step(kind, m, ctx));
     QC_CU(cudaEventRecord(b.get(), stream_));
     QC_CU(cudaEventSynchronize(b.get()));
     float ms = 0.0f;

@@ -120,6 +120,8 @@ class CudaBackend final : public Backend {
   // or eager launches with cuda_graph off), median of `trials`. The recurrent state advances, the
   // position does not; no host copies.
   Result<double> time_steps(int m, int reps, int trials);
+  // The same for the MTP block's draft step (one token, graph or eager per the config).
+  Result<double> time_mtp_steps(int reps, int trials);
   // Kernel nodes of the M-token step's graph at the current position: kernel boundaries per step.
   Result<int> graph_kernel_nodes(int m);
   // One eager M-token step with every kernel-layer call timed by label.
@@ -134,6 +136,8 @@ class CudaBackend final : public Backend {
   enum class Kind { kMain, kMtp };
   Result<Graph*> graph_for(Kind kind, int m, int ctx_hint);
   Status run_step(Kind kind, int m, int ctx_hint);  // graph or eager, per the config
+  // Median seconds per step of `reps` back-to-back steps (after a warm-up), the step inputs already uploaded.
+  Result<double> time_replays(Kind kind, int m, int ctx_hint, int reps, int trials);
   class Snapshot;
   struct SnapshotPool;
 
