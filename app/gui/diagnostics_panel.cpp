@@ -89,22 +89,43 @@ void DiagnosticsPanel::rates(UiContext& ctx) {
 void DiagnosticsPanel::mtp(UiContext& ctx) {
   const DiagnosticsState& d = ctx.diag;
   section(ctx, "MTP acceptance per draft position");
-  if (!d.finished || d.finished->stats.mtp_draft_len == 0) {
-    if (d.finished && !d.finished->note.empty()) {
+  // Live from the token snapshots while the reply runs, then the final figures.
+  int len = 0;
+  const int64_t* drafted = nullptr;
+  const int64_t* accepted = nullptr;
+  if (d.running && d.last && d.last->mtp_draft_len > 0) {
+    len = d.last->mtp_draft_len;
+    drafted = d.last->mtp_drafted.data();
+    accepted = d.last->mtp_accepted.data();
+  } else if (!d.running && d.finished && d.finished->stats.mtp_draft_len > 0) {
+    len = d.finished->stats.mtp_draft_len;
+    drafted = d.finished->stats.mtp_drafted.data();
+    accepted = d.finished->stats.mtp_accepted.data();
+  }
+  if (len == 0) {
+    if (!d.running && d.finished && !d.finished->note.empty()) {
       text_wrapped_colored(ctx.theme.warning, "%s", d.finished->note.c_str());
     } else {
-      text_wrapped_colored(ctx.theme.text_muted,
-                           d.running ? "reported when the reply ends" : "MTP was off for this reply");
+      text_wrapped_colored(ctx.theme.text_muted, d.running ? "MTP is off for this reply" : "MTP was off for this reply");
     }
     return;
   }
-  const GenerationStats& s = d.finished->stats;
-  for (int j = 0; j < s.mtp_draft_len; ++j) {
+  int64_t all_accepted = 0;
+  for (int j = 0; j < len; ++j) {
+    const int64_t n = drafted[j], a = accepted[j];
+    all_accepted += a;
+    const double frac = n > 0 ? static_cast<double>(a) / static_cast<double>(n) : 0.0;
     char label[96];
-    std::snprintf(label, sizeof label, "position %d: %.0f%% (%lld/%lld)", j + 1, s.mtp_acceptance(j) * 100.0,
-                  static_cast<long long>(s.mtp_accepted[static_cast<size_t>(j)]),
-                  static_cast<long long>(s.mtp_drafted[static_cast<size_t>(j)]));
-    ImGui::ProgressBar(static_cast<float>(s.mtp_acceptance(j)), ImVec2(-1, 0), label);
+    std::snprintf(label, sizeof label, "position %d: %.0f%% (%lld/%lld)", j + 1, frac * 100.0,
+                  static_cast<long long>(a), static_cast<long long>(n));
+    ImGui::ProgressBar(static_cast<float>(frac), ImVec2(-1, 0), label);
+  }
+  // Tokens per verification step: each step emits its accepted drafts plus one token of its own.
+  const int64_t passes = drafted[0];
+  if (passes > 0) {
+    text_wrapped_colored(ctx.theme.text_muted, "%.2f tokens per verification step (%s)",
+                         1.0 + static_cast<double>(all_accepted) / static_cast<double>(passes),
+                         d.running ? "so far" : "this reply");
   }
 }
 

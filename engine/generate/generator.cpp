@@ -177,7 +177,7 @@ void Generator::emit(Run& run, int32_t token, std::span<const float> logits_row)
   res.text += delta;
   run.t_last = Clock::now();
   if (res.tokens.size() == 1) run.t_first = run.t_last;
-  if (run.obs.on_token) run.obs.on_token(TokenEvent{token, static_cast<int>(res.tokens.size()) - 1, delta});
+  if (run.obs.on_token) run.obs.on_token(TokenEvent{token, static_cast<int>(res.tokens.size()) - 1, delta, &res.stats});
   if (is_stop) {
     res.stop_token = token;
     run.stop(StopReason::stop_token);

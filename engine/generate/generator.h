@@ -55,6 +55,9 @@ struct TokenEvent {
   int32_t token = 0;
   int index = 0;  // 0-based among the generated tokens
   std::string_view text;
+  // The generation's counters so far (MTP drafted/accepted per position, passes), valid during the callback:
+  // what lets a caller show MTP acceptance live.
+  const GenerationStats* stats = nullptr;
 };
 
 // Everything the caller hears while generate() runs, on generate()'s own thread.

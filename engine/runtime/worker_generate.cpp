@@ -131,7 +131,7 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
   Clock::time_point t_first{};
   int last_index = -1;
 
-  auto snapshot = [&](int generated) {
+  auto snapshot = [&](int generated, const GenerationStats* gs) {
     StatsSnapshot s;
     s.id = cmd.id;
     s.prompt_tokens = started.prompt_tokens;
@@ -147,6 +147,11 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
     s.context_size = backend.n_ctx();
     s.memory_bytes = facts.memory_bytes();
     s.bytes_per_token = facts.bytes_per_token;
+    if (gs) {
+      s.mtp_draft_len = gs->mtp_draft_len;
+      s.mtp_drafted = gs->mtp_drafted;
+      s.mtp_accepted = gs->mtp_accepted;
+    }
     return s;
   };
 
@@ -162,7 +167,7 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
     const bool marker = e.token >= 0 && (e.token == think_begin || e.token == think_end);
     const std::string marker_text = marker ? tok.token_bytes(e.token) : std::string();
     ctx.emit(stream.push(e.index, marker ? std::string_view(marker_text) : e.text));
-    ctx.emit(snapshot(e.index + 1));
+    ctx.emit(snapshot(e.index + 1, e.stats));
     if (ctx.at_token) ctx.at_token(e.index);
   };
   obs.on_text_tail = [&](std::string_view tail) { ctx.emit(stream.push(last_index, tail)); };

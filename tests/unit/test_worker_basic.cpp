@@ -110,6 +110,40 @@ TEST_F(WorkerBasic, GenerationEventsComeInOrderAndMatchADirectRun) {
   EXPECT_EQ(direct->stats.final_logits_hash, fin.stats.final_logits_hash);
 }
 
+// MTP acceptance is live: every snapshot carries the counters so far (never decreasing), and the last one
+// equals the final figures (the counters are updated before the token they decide is emitted).
+TEST_F(WorkerBasic, SnapshotsCarryMtpCountersLive) {
+  Worker w;
+  w.post(load_command());
+  ASSERT_NE(find_event<ModelLoaded>(collect_load(w)), nullptr);
+  GenerateCommand cmd = greedy_request(7, "Count with me: one two three", 16);
+  cmd.mtp.enabled = true;
+  cmd.mtp.draft_len = 2;
+  w.post(cmd);
+  const auto events = collect_generation(w, 7);
+  const auto& fin = std::get<GenerationFinished>(events.back());
+  ASSERT_NE(fin.stop_reason, StopReason::error) << fin.error;
+  ASSERT_EQ(fin.stats.mtp_draft_len, 2);
+  const StatsSnapshot* last = nullptr;
+  for (const WorkerEvent& e : events) {
+    const auto* s = std::get_if<StatsSnapshot>(&e);
+    if (!s) continue;
+    EXPECT_EQ(s->mtp_draft_len, 2);
+    if (last) {
+      for (size_t j = 0; j < s->mtp_drafted.size(); ++j) {
+        EXPECT_GE(s->mtp_drafted[j], last->mtp_drafted[j]);
+        EXPECT_GE(s->mtp_accepted[j], last->mtp_accepted[j]);
+        EXPECT_LE(s->mtp_accepted[j], s->mtp_drafted[j]);
+      }
+    }
+    last = s;
+  }
+  ASSERT_NE(last, nullptr);
+  EXPECT_GT(last->mtp_drafted[0], 0);
+  EXPECT_EQ(last->mtp_drafted, fin.stats.mtp_drafted);
+  EXPECT_EQ(last->mtp_accepted, fin.stats.mtp_accepted);
+}
+
 TEST_F(WorkerBasic, ProbesSettingFillsLayerNorms) {
   Worker w;
   LoadModelCommand c = load_command();

@@ -105,6 +105,10 @@ struct StatsSnapshot {
   int context_size = 0;
   uint64_t memory_bytes = 0;  // mapped weights + backend state
   uint64_t bytes_per_token = 0;
+  // MTP so far (mtp_draft_len 0: off): drafts made and accepted per draft position.
+  int mtp_draft_len = 0;
+  std::array<int64_t, kMaxDraftLen> mtp_drafted{};
+  std::array<int64_t, kMaxDraftLen> mtp_accepted{};
 };
 
 struct GenerationFinished {
