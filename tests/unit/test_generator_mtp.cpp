@@ -113,7 +113,9 @@ TEST(GeneratorMtp, GreedyWithMtpEqualsGreedyWithout) {
           } else {                                              // right sometimes, wrong sometimes
             EXPECT_GT(accepted, 0) << label;
             EXPECT_LT(st.mtp_accepted[0], st.mtp_drafted[0]) << label;
-            if (spec == 0) EXPECT_GT(st.rerun_passes, 0) << label;
+            if (spec == 0) {
+              EXPECT_GT(st.rerun_passes, 0) << label;
+            }
           }
           EXPECT_EQ(st.forward_passes, (9 + chunk - 1) / chunk + st.decode_steps + st.rerun_passes) << label;
           if (spec > 0) {  // one weight pass per step, rolled back by commit(m)
@@ -147,7 +149,9 @@ TEST(GeneratorMtp, StopTokenInsideAnAcceptedRun) {
     EXPECT_EQ(r->tokens, (std::vector<int32_t>{12, 15, 1, 4, 7})) << "k " << k;
     EXPECT_EQ(r->stop_reason, StopReason::stop_token);
     EXPECT_EQ(r->text, "<12><15><1><4>");
-    if (o.speculative_tokens > 0) EXPECT_EQ(r->stats.rerun_passes, 0) << "k " << k;
+    if (o.speculative_tokens > 0) {
+      EXPECT_EQ(r->stats.rerun_passes, 0) << "k " << k;
+    }
     expect_consistent(b, context_of(prompt, *r), "k " + std::to_string(k), draft > 0);
   }
 }
@@ -170,7 +174,9 @@ TEST(GeneratorMtp, CancellationInsideAStepStopsWithinOneToken) {
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->stop_reason, StopReason::cancelled);
     EXPECT_EQ(r->tokens.size(), 4u) << "k " << k;
-    if (k > kMaxDraftLen) EXPECT_EQ(b.restores, 0) << "k " << k;
+    if (k > kMaxDraftLen) {
+      EXPECT_EQ(b.restores, 0) << "k " << k;
+    }
     expect_consistent(b, context_of(prompt, *r), "k " + std::to_string(k));
   }
 }
