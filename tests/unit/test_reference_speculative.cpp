@@ -195,10 +195,12 @@ TEST(RefSpeculative, ContractRefusalsLeaveTheStateAlone) {
 
 // The generator on the reference backend: the same greedy tokens with and without MTP for draft lengths
 // 1..3, no re-run pass where commit(m) is available (and the same tokens and final state through the
-// fallback). A vocabulary of 8 makes random drafts right often enough that every m occurs.
+// fallback). A vocabulary of 8 with seed 2 makes random drafts right often enough that every m occurs
+// (measured: 22 steps with 3 drafts, 7/5/4 accepted at positions 0/1/2; most seeds accept almost nothing).
 TEST(RefSpeculative, GeneratorCommitsWithoutRerunPasses) {
   test::RandomModelSpec s;
   s.n_vocab = 8;
+  s.seed = 2;
   auto model = test::make_random_model(s);
   const std::vector<int32_t> prompt = tokens_of(5, s.n_vocab, 5);
   constexpr int kNew = 40;
@@ -216,7 +218,6 @@ TEST(RefSpeculative, GeneratorCommitsWithoutRerunPasses) {
   ASSERT_TRUE(want.ok());
   ASSERT_EQ(want->tokens.size(), static_cast<size_t>(kNew));
   const uint64_t want_state = state_hash(*base_backend);
-  int64_t partial = 0;  // steps that kept some drafts but not all, over the commit runs
   for (int draft = 1; draft <= kMaxDraftLen; ++draft) {
     for (const int spec : {4, 0}) {
       const std::string label = "draft " + std::to_string(draft) + " speculative " + std::to_string(spec);
@@ -234,7 +235,12 @@ TEST(RefSpeculative, GeneratorCommitsWithoutRerunPasses) {
       EXPECT_EQ(st.forward_passes, 1 + st.decode_steps + st.rerun_passes) << label;
       if (spec > 0) {
         EXPECT_EQ(st.rerun_passes, 0) << label;
-        if (draft >= 2) partial += st.mtp_accepted[0] - st.mtp_accepted[static_cast<size_t>(draft) - 1];
+      }
+      if (spec > 0 && draft == kMaxDraftLen) {  // commit(m) ran for every m in 1..4
+        EXPECT_GT(st.mtp_drafted[0] - st.mtp_accepted[0], 0) << "m = 1";
+        EXPECT_GT(st.mtp_accepted[0] - st.mtp_accepted[1], 0) << "m = 2";
+        EXPECT_GT(st.mtp_accepted[1] - st.mtp_accepted[2], 0) << "m = 3";
+        EXPECT_GT(st.mtp_accepted[2], 0) << "m = 4";
       }
       std::printf("[ mtp      ] %s: drafted %lld accepted %lld/%lld/%lld, decode passes %lld, re-runs %lld\n",
                   label.c_str(), static_cast<long long>(st.mtp_drafted[0]),
@@ -243,7 +249,6 @@ TEST(RefSpeculative, GeneratorCommitsWithoutRerunPasses) {
                   static_cast<long long>(st.rerun_passes));
     }
   }
-  EXPECT_GT(partial, 0) << "no step kept a draft and rejected a later one: commit(m) with 1 < m < M untested";
 }
 
 }  // namespace
