@@ -99,9 +99,11 @@ __global__ void __launch_bounds__(2 * kMaxDv) gdn_kernel(const GdnArgs a) {
       o = __fmaf_rn(S[k], sq[k0 + k], o);
     }
     red_o[half][v] = o;
-    if (a.state_per_token) {
-      float* dst = a.state_per_token + static_cast<size_t>(mt) * a.n_v_heads * DK * dv +
-                   static_cast<size_t>(j) * DK * dv + static_cast<size_t>(k0) * dv + v;
+    if (a.state_per_token && mt < a.n_state_per_token) {  // block-uniform condition
+      const size_t ld =
+          a.ld_state_per_token ? a.ld_state_per_token : static_cast<size_t>(a.n_v_heads) * DK * dv;
+      float* dst = a.state_per_token + static_cast<size_t>(mt) * ld + static_cast<size_t>(j) * DK * dv +
+                   static_cast<size_t>(k0) * dv + v;
 #pragma unroll
       for (int k = 0; k < KH; ++k) dst[k * dv] = S[k];
     }
@@ -156,6 +158,12 @@ GpuStatus gdn_step(const GdnArgs& a, cudaStream_t stream) {
       a.ld_qkv >= a.conv_dim() && a.ld_z >= inner && a.ld_beta >= a.n_v_heads && a.ld_alpha >= a.n_v_heads,
       "gdn_step: ld_qkv >= conv_dim (" + num(a.conv_dim()) +
           "), ld_z >= Nv*dv, ld_beta/alpha >= Nv required");
+  QC_GPU_REQUIRE(
+      !a.state_per_token ||
+          (a.n_state_per_token >= 0 &&
+           (a.ld_state_per_token == 0 ||
+            a.ld_state_per_token >= static_cast<size_t>(a.n_v_heads) * a.head_k_dim * a.head_v_dim)),
+      "gdn_step: state_per_token needs n_state_per_token >= 0 and ld_state_per_token 0 or >= Nv*dk*dv");
   QC_GPU_REQUIRE(a.out || a.out_q.hi, "gdn_step: no output requested");
   QC_GPU_REQUIRE(!a.out || a.ld_out >= inner, "gdn_step: ld_out must be >= Nv*dv=" + num(inner));
   QC_GPU_REQUIRE(!a.out_q.hi || (a.out_q.scale && a.out_q.ld >= inner && a.out_q.ld_scale >= inner / kQBlock),

@@ -74,6 +74,10 @@ std::string stats_line(const GenerateResult& r, const Backend& b, uint64_t bytes
       std::snprintf(buf, sizeof buf, "%s%.2f", j ? "/" : "", s.mtp_acceptance(j));
       line += buf;
     }
+    // Verification passes and re-runs (0 where the backend rolls back with commit(m)).
+    std::snprintf(buf, sizeof buf, " decode_passes=%lld rerun_passes=%lld",
+                  static_cast<long long>(s.decode_steps), static_cast<long long>(s.rerun_passes));
+    line += buf;
   }
   // Weight bytes per decoded token over the decode time (MTP passes read them once for several tokens, so
   // this can pass the ceiling with MTP on: it is the rate a plain decode would need for the same speed).

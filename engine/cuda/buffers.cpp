@@ -42,8 +42,8 @@ int ctx_bucket(int need, int n_ctx) {
   return static_cast<int>(std::min<long long>(b, n_ctx));
 }
 
-Status layout_state(const ModelConfig& c, const DeviceModel& m, int n_ctx, Carver& rec, Carver& kv,
-                    StateBuffers* out) {
+Status layout_state(const ModelConfig& c, const DeviceModel& m, int n_ctx, Carver& rec, Carver& hist,
+                    Carver& kv, StateBuffers* out) {
   StateBuffers s;
   int n_gdn = 0;
   std::vector<int> kv_heads;
@@ -62,6 +62,10 @@ Status layout_state(const ModelConfig& c, const DeviceModel& m, int n_ctx, Carve
   s.recurrent_bytes = static_cast<size_t>(n_gdn) * (s.state_floats + s.ring_floats) * sizeof(float);
   s.gdn_state = base;
   s.conv_ring = base ? base + static_cast<size_t>(n_gdn) * s.state_floats : nullptr;
+  // History slots for the speculative forward (MTP verification), only where drafts exist.
+  s.history_slot_floats = static_cast<size_t>(n_gdn) * s.state_floats;
+  if (m.has_mtp && n_gdn > 0)
+    s.gdn_history = hist.take<float>(static_cast<size_t>(gpu::kMaxTokens - 1) * s.history_slot_floats);
   for (int nk : kv_heads) {
     const size_t elems = static_cast<size_t>(nk) * n_ctx * c.head_dim;
     s.k_cache.push_back(kv.take<uint16_t>(elems));
@@ -139,9 +143,9 @@ Status layout_scratch(const ModelConfig& c, const DeviceModel& m, int n_ctx, int
 std::string MemoryEstimate::describe() const {
   char buf[320];
   std::snprintf(buf, sizeof buf,
-                "%.2f GiB (weights %.2f, KV cache %.2f for n_ctx=%d, recurrent state %.2f, scratch %.2f, one "
-                "state snapshot %.2f)",
-                gib(total()), gib(weights), gib(kv_cache), n_ctx, gib(recurrent), gib(scratch),
+                "%.2f GiB (weights %.2f, KV cache %.2f for n_ctx=%d, recurrent state %.2f, MTP state history "
+                "%.2f, scratch %.2f, one state snapshot %.2f)",
+                gib(total()), gib(weights), gib(kv_cache), n_ctx, gib(recurrent), gib(history), gib(scratch),
                 gib(snapshot));
   return buf;
 }
@@ -150,15 +154,16 @@ Result<MemoryEstimate> estimate_memory(const ModelConfig& c, const ModelWeights&
                                        int sm_count) {
   Carver wc;
   QC_ASSIGN(const DeviceModel m, layout_model(c, w, have_data, wc));
-  Carver rec, kv, sc;
+  Carver rec, hist, kv, sc;
   StateBuffers st;
   Scratch scratch;
-  QC_TRY(layout_state(c, m, n_ctx, rec, kv, &st));
+  QC_TRY(layout_state(c, m, n_ctx, rec, hist, kv, &st));
   QC_TRY(layout_scratch(c, m, n_ctx, sm_count, sc, &scratch));
   MemoryEstimate e;
   e.weights = wc.bytes();
   e.kv_cache = kv.bytes();
   e.recurrent = rec.bytes();
+  e.history = hist.bytes();
   e.scratch = sc.bytes();
   e.snapshot = rec.bytes();
   e.n_ctx = n_ctx;

@@ -1,7 +1,8 @@
 // Device memory of the CUDA backend besides the weights: the recurrent state (GDN states and conv rings,
-// one contiguous block so a snapshot is one copy), the KV caches (f16), and the scratch of one step
-// (activations of up to kMaxTokens token rows, outputs, split-K and attention partials). Laid out with
-// Carver like the weights, so the memory estimate is the allocation.
+// one contiguous block so a snapshot is one copy), the GDN state history of a speculative forward (MTP
+// models only), the KV caches (f16), and the scratch of one step (activations of up to kMaxTokens token
+// rows, outputs, split-K and attention partials). Laid out with Carver like the weights, so the memory
+// estimate is the allocation.
 #pragma once
 
 #include <cstdint>
@@ -36,11 +37,21 @@ struct StateBuffers {
   size_t ring_floats = 0;   // per GDN layer
   void* recurrent_base = nullptr;
   size_t recurrent_bytes = 0;
+  // GDN state history, its own block (not snapshotted): [kMaxTokens-1 slots][n_gdn][Nv][Dk][Dv]. A
+  // speculative forward of M tokens writes the states after tokens 0..M-2 into slots 0..M-2 (gdn_step's
+  // state_per_token); slot s is laid out exactly like gdn_state, so commit(m) is one copy of slot m-1.
+  // Null when the model has no MTP block (no speculation).
+  float* gdn_history = nullptr;
+  size_t history_slot_floats = 0;  // n_gdn * state_floats: one slot, and the stride between slots
   // KV caches: per attention layer (main layers in order, then the MTP block) [n_kv][n_ctx][head_dim] f16.
   std::vector<uint16_t*> k_cache, v_cache;
   std::vector<size_t> kv_elems;  // elements of one of k/v per layer
   float* state(int gdn_index) const { return gdn_state + static_cast<size_t>(gdn_index) * state_floats; }
   float* ring(int gdn_index) const { return conv_ring + static_cast<size_t>(gdn_index) * ring_floats; }
+  // Layer gdn_index's state in history slot 0 (slot s is history_slot_floats * s further on).
+  float* history(int gdn_index) const {
+    return gdn_history ? gdn_history + static_cast<size_t>(gdn_index) * state_floats : nullptr;
+  }
 };
 
 struct Scratch {
@@ -74,16 +85,18 @@ inline constexpr int kMinCtxBucket = 256;
 // per bucket: the smallest power of two >= need (at least kMinCtxBucket), capped at n_ctx.
 int ctx_bucket(int need, int n_ctx);
 
-Status layout_state(const ModelConfig& c, const DeviceModel& m, int n_ctx, Carver& recurrent, Carver& kv,
-                    StateBuffers* out);
+Status layout_state(const ModelConfig& c, const DeviceModel& m, int n_ctx, Carver& recurrent, Carver& history,
+                    Carver& kv, StateBuffers* out);
 Status layout_scratch(const ModelConfig& c, const DeviceModel& m, int n_ctx, int sm_count, Carver& carver,
                       Scratch* out);
 
-// Bytes of device memory the backend needs, by part. `snapshot` is one copy of the recurrent block,
-// allocated on the first snapshot() (MTP verification).
+// Bytes of device memory the backend needs, by part. `history` is the GDN state history of the
+// speculative forward (MTP models: kMaxTokens - 1 copies of the GDN states, 432 MiB for the 27B).
+// `snapshot` is one copy of the recurrent block, allocated on the first snapshot() (the generator no
+// longer takes one on this backend; tests and callers of snapshot() do).
 struct MemoryEstimate {
-  uint64_t weights = 0, kv_cache = 0, recurrent = 0, scratch = 0, snapshot = 0;
-  uint64_t resident() const { return weights + kv_cache + recurrent + scratch; }
+  uint64_t weights = 0, kv_cache = 0, recurrent = 0, history = 0, scratch = 0, snapshot = 0;
+  uint64_t resident() const { return weights + kv_cache + recurrent + history + scratch; }
   uint64_t total() const { return resident() + snapshot; }
   std::string describe() const;  // "28.9 GiB (weights 27.0, KV cache 1.0 for n_ctx=16384, ...)"
   int n_ctx = 0;

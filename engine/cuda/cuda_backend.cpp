@@ -121,15 +121,16 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   // 2. Allocation and layout (the same functions as the estimate, now with base pointers).
   QC_TRY(b->weights_block_.allocate(b->mem_.weights, "weights"));
   QC_TRY(b->recurrent_block_.allocate(b->mem_.recurrent, "GDN states"));
+  QC_TRY(b->history_block_.allocate(b->mem_.history, "MTP state history"));
   QC_TRY(b->kv_block_.allocate(b->mem_.kv_cache, "KV cache"));
   QC_TRY(b->scratch_block_.allocate(b->mem_.scratch, "scratch"));
-  Carver wc(b->weights_block_.get()), rc(b->recurrent_block_.get()), kc2(b->kv_block_.get()),
-      sc(b->scratch_block_.get());
+  Carver wc(b->weights_block_.get()), rc(b->recurrent_block_.get()), hc2(b->history_block_.get()),
+      kc2(b->kv_block_.get()), sc(b->scratch_block_.get());
   QC_ASSIGN(b->model_, layout_model(config, weights, have_data, wc));
-  QC_TRY(layout_state(config, b->model_, b->n_ctx_, rc, kc2, &b->st_));
+  QC_TRY(layout_state(config, b->model_, b->n_ctx_, rc, hc2, kc2, &b->st_));
   QC_TRY(layout_scratch(config, b->model_, b->n_ctx_, b->sm_count_, sc, &b->sc_));
-  if (wc.bytes() != b->mem_.weights || rc.bytes() != b->mem_.recurrent || kc2.bytes() != b->mem_.kv_cache ||
-      sc.bytes() != b->mem_.scratch)
+  if (wc.bytes() != b->mem_.weights || rc.bytes() != b->mem_.recurrent || hc2.bytes() != b->mem_.history ||
+      kc2.bytes() != b->mem_.kv_cache || sc.bytes() != b->mem_.scratch)
     return make_error("CUDA backend: internal: the layout differs from the estimate");
   b->prog_ = std::make_unique<StepProgram>(b->c_, b->model_, b->st_, b->sc_, b->n_ctx_);
 
@@ -197,6 +198,7 @@ BackendInfo CudaBackend::info() const {
 void CudaBackend::reset() {
   pos_ = 0;
   ++epoch_;
+  spec_n_ = 0;
   norms_valid_ = false;
   // GDN states and conv rings must start at zero; KV entries are written before they are read, but
   // zeroing them keeps even an MTP call at an unseen position independent of earlier conversations.
@@ -226,8 +228,7 @@ Result<Graph*> CudaBackend::graph_for(Kind kind, int m, int ctx_hint) {
   if (auto it = graphs_.find(key); it != graphs_.end()) return &it->second;
   Graph g;
   QC_CU(cudaStreamBeginCapture(capture_stream_, cudaStreamCaptureModeRelaxed));
-  const Status st = kind == Kind::kMain ? prog_->enqueue_main(m, ctx_hint, cfg_, capture_stream_, nullptr)
-                                        : prog_->enqueue_mtp(ctx_hint, cfg_, capture_stream_, nullptr);
+  const Status st = enqueue(kind, m, ctx_hint, capture_stream_);
   const cudaError_t end = cudaStreamEndCapture(capture_stream_, &g.graph_);
   if (!st.ok()) {
     (void)cudaGetLastError();
@@ -251,36 +252,91 @@ Result<Graph*> CudaBackend::graph_for(Kind kind, int m, int ctx_hint) {
   return &slot;
 }
 
+Status CudaBackend::enqueue(Kind kind, int m, int ctx_hint, cudaStream_t s) {
+  switch (kind) {
+    case Kind::kMain:
+      return prog_->enqueue_main(m, ctx_hint, cfg_, s, nullptr);
+    case Kind::kVerify:
+      return prog_->enqueue_main(m, ctx_hint, cfg_, s, nullptr, /*keep_states=*/true);
+    case Kind::kMtp:
+      return prog_->enqueue_mtp(ctx_hint, cfg_, s, nullptr);
+  }
+  return make_error("CUDA backend: internal: unknown step kind");
+}
+
 Status CudaBackend::run_step(Kind kind, int m, int ctx_hint) {
   if (cfg_.cuda_graph) {
     QC_ASSIGN(Graph * g, graph_for(kind, m, ctx_hint));
     QC_CU(cudaGraphLaunch(g->exec_, stream_));
     return Status::success();
   }
-  return kind == Kind::kMain ? prog_->enqueue_main(m, ctx_hint, cfg_, stream_, nullptr)
-                             : prog_->enqueue_mtp(ctx_hint, cfg_, stream_, nullptr);
+  return enqueue(kind, m, ctx_hint, stream_);
 }
 
 // ---- forward ----
 
 Result<StepOutput> CudaBackend::forward(std::span<const int32_t> tokens, int pos) {
+  return run_forward(tokens, pos, false);
+}
+
+// Speculative forward (backend.h): at most kMaxTokens tokens, i.e. one chunk and one weight pass, run by
+// the kVerify program, whose GDN kernels also write the states after tokens 0..n-2 into the history
+// slots. Everything else -- GEMVs, attention, conv rings, outputs -- is the plain step's, so the rows and
+// the final state are the bits forward() gives.
+Result<StepOutput> CudaBackend::forward_speculative(std::span<const int32_t> tokens, int pos) {
+  if (max_speculative_tokens() == 0)
+    return make_error(
+        "cuda forward_speculative: the model has no MTP block, so no state history was allocated");
+  if (tokens.size() > static_cast<size_t>(max_speculative_tokens()))
+    return make_error("cuda forward_speculative: " + num(static_cast<long long>(tokens.size())) +
+                      " tokens, at most max_speculative_tokens() = " + num(max_speculative_tokens()));
+  return run_forward(tokens, pos, true);
+}
+
+// commit(m) (backend.h). History slot m-1 holds every GDN layer's state after token m-1, laid out like the
+// live states: one device-to-device copy of n_gdn * state_floats floats (151 MB for the 27B, ~70 us),
+// only when a draft was rejected (m < n). The conv rings need no copy: the input of position t lives in
+// slot t % kConvRing, the speculative step wrote only the slots of its positions P..P+n-1, and the next
+// step at P+m reads the slots of P+m-kc+1 .. P+m-1: accepted positions (their true inputs) or positions
+// before P, whose slots no write of the step reached (a slot of P..P+n-1 equals that of an earlier
+// position only 8 or more back, and P+n-1-8 < P+m-kc+1 because n + kc - 1 <= kConvRing, which gdn_step
+// checks). KV entries past P+m-1 are rewritten before they are read, as after restore().
+Status CudaBackend::commit(int m) {
+  if (spec_n_ == 0) return make_error("cuda commit: no speculative forward is pending");
+  if (m < 1 || m > spec_n_)
+    return make_error("cuda commit: m = " + num(m) + ", expected 1.." + num(spec_n_) +
+                      " (tokens of the pending speculative forward)");
+  if (m < spec_n_ && st_.history_slot_floats > 0)
+    QC_CU(cudaMemcpyAsync(st_.gdn_state,
+                          st_.gdn_history + static_cast<size_t>(m - 1) * st_.history_slot_floats,
+                          st_.history_slot_floats * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
+  pos_ = spec_pos_ + m;
+  spec_n_ = 0;
+  return Status::success();
+}
+
+Result<StepOutput> CudaBackend::run_forward(std::span<const int32_t> tokens, int pos, bool keep) {
   const int n = static_cast<int>(tokens.size());
-  if (n == 0) return make_error("cuda forward: expected at least one token, got none");
+  const char* who = keep ? "cuda forward_speculative: " : "cuda forward: ";
+  if (spec_n_ > 0)
+    return make_error(who + std::string("a speculative forward of ") + num(spec_n_) + " tokens at position " +
+                          num(spec_pos_) + " is pending",
+                      "commit(m) it (or reset) first");
+  if (n == 0) return make_error(who + std::string("expected at least one token, got none"));
   if (pos != pos_)
-    return make_error(
-        "cuda forward: position " + num(pos) + " does not continue the context (expected " + num(pos_) + ")",
-        "the recurrent state has no random access: restore a snapshot or reset first");
+    return make_error(who + std::string("position ") + num(pos) +
+                          " does not continue the context (expected " + num(pos_) + ")",
+                      "the recurrent state has no random access: restore a snapshot or reset first");
   if (n > opt_.max_batch)
-    return make_error(
-        "cuda forward: " + num(n) + " tokens in one call, at most max_batch = " + num(opt_.max_batch),
-        "split the prompt into chunks of max_batch tokens");
+    return make_error(who + num(n) + " tokens in one call, at most max_batch = " + num(opt_.max_batch),
+                      "split the prompt into chunks of max_batch tokens");
   if (static_cast<long long>(pos) + n > n_ctx_)
-    return make_error(
-        "cuda forward: context full: " + num(pos) + " + " + num(n) + " tokens exceed n_ctx = " + num(n_ctx_),
-        "start a new conversation or raise --ctx");
+    return make_error(who + std::string("context full: ") + num(pos) + " + " + num(n) +
+                          " tokens exceed n_ctx = " + num(n_ctx_),
+                      "start a new conversation or raise --ctx");
   for (int i = 0; i < n; ++i)
     if (tokens[i] < 0 || tokens[i] >= c_.n_vocab)
-      return make_error("cuda forward: token " + num(i) + " = " + num(tokens[i]) +
+      return make_error(who + std::string("token ") + num(i) + " = " + num(tokens[i]) +
                         " is outside the vocabulary 0.." + num(c_.n_vocab - 1));
   QC_TRY(apply_config());
   const size_t V = static_cast<size_t>(c_.n_vocab), H = static_cast<size_t>(c_.n_embd);
@@ -290,9 +346,11 @@ Result<StepOutput> CudaBackend::forward(std::span<const int32_t> tokens, int pos
     hs[0] = pos + c0;
     for (int i = 0; i < m; ++i) hs[1 + i] = tokens[static_cast<size_t>(c0 + i)];
     const int ctx = ctx_bucket(pos + c0 + m, n_ctx_);
-    if (cfg_.cuda_graph) QC_TRY(graph_for(Kind::kMain, m, ctx));  // capture before the copies are enqueued
+    // keep: n <= kMaxTokens, so this is the only chunk; with one token there is no state to keep.
+    const Kind kind = keep && m > 1 ? Kind::kVerify : Kind::kMain;
+    if (cfg_.cuda_graph) QC_TRY(graph_for(kind, m, ctx));  // capture before the copies are enqueued
     QC_CU(cudaMemcpyAsync(sc_.step, hs, 8 * sizeof(int), cudaMemcpyHostToDevice, stream_));
-    QC_TRY(run_step(Kind::kMain, m, ctx));
+    QC_TRY(run_step(kind, m, ctx));
     QC_CU(cudaMemcpyAsync(h_logits_ + static_cast<size_t>(c0) * V, sc_.logits, static_cast<size_t>(m) * V * 4,
                           cudaMemcpyDeviceToHost, stream_));
     QC_CU(cudaMemcpyAsync(h_hidden_ + static_cast<size_t>(c0) * H, sc_.hidden, static_cast<size_t>(m) * H * 4,
@@ -304,6 +362,10 @@ Result<StepOutput> CudaBackend::forward(std::span<const int32_t> tokens, int pos
   QC_CU(cudaStreamSynchronize(stream_));
   pos_ = pos + n;
   norms_valid_ = cfg_.probes;
+  if (keep) {
+    spec_n_ = n;
+    spec_pos_ = pos;
+  }
   StepOutput out;
   out.n_tokens = n;
   out.n_vocab = c_.n_vocab;
@@ -315,6 +377,8 @@ Result<StepOutput> CudaBackend::forward(std::span<const int32_t> tokens, int pos
 
 Result<StepOutput> CudaBackend::mtp_forward(int32_t token, std::span<const float> hidden, int pos) {
   if (!model_.has_mtp) return make_error("cuda mtp_forward: the model has no MTP block (nextn layer)");
+  if (spec_n_ > 0)
+    return make_error("cuda mtp_forward: a speculative forward is pending", "commit(m) it first");
   if (token < 0 || token >= c_.n_vocab)
     return make_error("cuda mtp_forward: token " + num(token) + " is outside the vocabulary 0.." +
                       num(c_.n_vocab - 1));
@@ -349,6 +413,7 @@ Result<StepOutput> CudaBackend::mtp_forward(int32_t token, std::span<const float
 // ---- state ----
 
 std::unique_ptr<StateSnapshot> CudaBackend::snapshot() const {
+  if (spec_n_ > 0) return nullptr;  // the state of a pending speculation is not a context
   SnapshotPool& pool = *snaps_;
   size_t slot = pool.slots.size();
   for (size_t i = 0; i < pool.slots.size(); ++i)
@@ -370,6 +435,8 @@ Status CudaBackend::restore(const StateSnapshot& snap) {
   const auto* s = dynamic_cast<const Snapshot*>(&snap);
   if (!s || s->owner() != this)
     return make_error("cuda restore: the snapshot was taken from another backend");
+  if (spec_n_ > 0)
+    return make_error("cuda restore: a speculative forward is pending", "commit(m) it (or reset) first");
   if (s->epoch() != epoch_)
     return make_error("cuda restore: the snapshot (position " + num(s->position()) +
                       ") predates the last reset(); its KV cache entries are gone");
@@ -436,7 +503,7 @@ Status CudaBackend::set_position_unchecked(int pos) {
   return Status::success();
 }
 
-Result<double> CudaBackend::time_steps(int m, int reps, int trials) {
+Result<double> CudaBackend::time_steps(int m, int reps, int trials, bool keep_states) {
   if (m < 1 || m > gpu::kMaxTokens) return make_error("time_steps: M must be in [1, 4], got " + num(m));
   if (pos_ + m > n_ctx_)
     return make_error("time_steps: position " + num(pos_) + " + " + num(m) + " exceeds n_ctx");
@@ -445,7 +512,10 @@ Result<double> CudaBackend::time_steps(int m, int reps, int trials) {
   hs[0] = pos_;
   for (int i = 0; i < m; ++i) hs[1 + i] = (1 + 7919 * i) % c_.n_vocab;
   QC_CU(cudaMemcpyAsync(sc_.step, hs, 8 * sizeof(int), cudaMemcpyHostToDevice, stream_));
-  return time_replays(Kind::kMain, m, ctx_bucket(pos_ + m, n_ctx_), reps, trials);
+  if (keep_states && m > 1 && max_speculative_tokens() < m)
+    return make_error("time_steps: this backend keeps no per-position states (no MTP block)");
+  const Kind kind = keep_states && m > 1 ? Kind::kVerify : Kind::kMain;
+  return time_replays(kind, m, ctx_bucket(pos_ + m, n_ctx_), reps, trials);
 }
 
 Result<double> CudaBackend::time_mtp_steps(int reps, int trials) {

@@ -11,16 +11,25 @@
 // replayed per call; set_kernel_config() takes effect at the next call and drops the graphs. Logits and
 // the post-norm hidden state come back in pinned host buffers.
 //
-// Snapshots copy the recurrent block (GDN states and conv rings, one device-to-device copy of 151 MiB for
-// the 27B shapes, ~40 us). The rings alone would survive a rollback without a copy -- a step of M tokens
-// writes only the ring slots of its own positions, and up to kConvRing - (conv_kernel - 1) = 5 positions
-// after the snapshot leave the slots it needs intact -- but copying them (10% of the snapshot) keeps
-// restore() valid after any number of tokens, as the interface promises. KV entries are not copied: the
-// ones past the restored position are rewritten before they are read.
+// MTP verification rolls back without recomputation: forward_speculative(tokens <= 4) runs the kVerify
+// graph, the plain step whose GDN kernels also write the state after tokens 0..M-2 into a history of
+// kMaxTokens-1 slots (buffers.h; 151 MB per slot for the 27B, so up to 453 MB of extra writes per pass,
+// ~0.1 ms); commit(m) copies slot m-1 over the live states in one device-to-device copy (only when a
+// draft was rejected) and needs nothing else: the conv rings survive as they are (a step of M tokens
+// writes only the ring slots of its own positions, and the next step reads only slots of accepted
+// positions or of positions before the step, which it did not reach -- proof at commit()), and KV entries
+// past the kept position are rewritten before they are read. The history exists only for MTP models.
+//
+// Snapshots copy the recurrent block (GDN states and conv rings, one device-to-device copy of 167 MB for
+// the 27B shapes, ~40 us); the generator no longer needs them on this backend. The rings alone would
+// survive a rollback of up to kConvRing - (conv_kernel - 1) = 5 positions without a copy, but copying them
+// (10% of the snapshot) keeps restore() valid after any number of tokens, as the interface promises. KV
+// entries are not copied: the ones past the restored position are rewritten before they are read.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -90,6 +99,11 @@ class CudaBackend final : public Backend {
   Result<StepOutput> mtp_forward(int32_t token, std::span<const float> hidden, int pos) override;
   std::unique_ptr<StateSnapshot> snapshot() const override;
   Status restore(const StateSnapshot& snap) override;
+  int max_speculative_tokens() const override {
+    return model_.has_mtp ? std::min(gpu::kMaxTokens, opt_.max_batch) : 0;
+  }
+  Result<StepOutput> forward_speculative(std::span<const int32_t> tokens, int pos) override;
+  Status commit(int m) override;
   std::span<const float> layer_norms() const override;
   Status set_kernel_config(const KernelConfig& cfg) override;
 
@@ -119,7 +133,9 @@ class CudaBackend final : public Backend {
   // Seconds per step of `reps` back-to-back steps of M tokens at the current position (the graph replayed,
   // or eager launches with cuda_graph off), median of `trials`. The recurrent state advances, the
   // position does not; no host copies.
-  Result<double> time_steps(int m, int reps, int trials);
+  // keep_states: the verification step of forward_speculative (also writes the per-position GDN states;
+  // needs an MTP model, which has the history block).
+  Result<double> time_steps(int m, int reps, int trials, bool keep_states = false);
   // The same for the MTP block's draft step (one token, graph or eager per the config).
   Result<double> time_mtp_steps(int reps, int trials);
   // Kernel nodes of the M-token step's graph at the current position: kernel boundaries per step.
@@ -133,9 +149,12 @@ class CudaBackend final : public Backend {
                                                     bool have_data, WeightSource* source,
                                                     const CudaBackendOptions& options);
   Status apply_config();
-  enum class Kind { kMain, kMtp };
+  // kMain: the plain step; kVerify: the same with the GDN state history written (speculative forward).
+  enum class Kind { kMain, kVerify, kMtp };
   Result<Graph*> graph_for(Kind kind, int m, int ctx_hint);
-  Status run_step(Kind kind, int m, int ctx_hint);  // graph or eager, per the config
+  Status enqueue(Kind kind, int m, int ctx_hint, cudaStream_t s);  // the launches, eager or captured
+  Status run_step(Kind kind, int m, int ctx_hint);                 // graph or eager, per the config
+  Result<StepOutput> run_forward(std::span<const int32_t> tokens, int pos, bool keep);
   // Median seconds per step of `reps` back-to-back steps (after a warm-up), the step inputs already uploaded.
   Result<double> time_replays(Kind kind, int m, int ctx_hint, int reps, int trials);
   class Snapshot;
@@ -149,7 +168,7 @@ class CudaBackend final : public Backend {
   int sm_count_ = 0;
   MemoryEstimate mem_;
   double read_ceiling_gbs_ = 0.0;
-  DeviceBlock weights_block_, recurrent_block_, kv_block_, scratch_block_;
+  DeviceBlock weights_block_, recurrent_block_, history_block_, kv_block_, scratch_block_;
   DeviceModel model_;
   StateBuffers st_;
   Scratch sc_;
@@ -169,6 +188,8 @@ class CudaBackend final : public Backend {
   KernelConfig pending_;  // set_kernel_config(); applied at the next call
   std::map<std::tuple<int, int, int>, Graph> graphs_;
   int pos_ = 0;
+  int spec_n_ = 0;    // tokens of the pending speculative forward, 0 = none
+  int spec_pos_ = 0;  // its first position
   uint64_t epoch_ = 0;
   bool norms_valid_ = false;
   std::shared_ptr<SnapshotPool> snaps_;

@@ -65,6 +65,7 @@ struct StepProgram::Run {
   bool quant;  // the GEMV variant reads quantised activations
   bool hl;     // ... in the two-word format
   gpu::TileTuning tile;
+  bool keep_states;  // GDN states after tokens 0..M-2 into the history slots (enqueue_main)
 
   template <class F>
   Status call(const char* label, F&& f) {
@@ -184,6 +185,11 @@ Status StepProgram::layer(Run& r, const DevLayer& L, float* h, const int* d_pos,
     g.norm_w = L.ssm_norm;
     g.conv_ring = st_.ring(L.gdn_index);
     g.state = st_.state(L.gdn_index);
+    if (r.keep_states && m > 1) {  // speculative forward: states after tokens 0..m-2 (the last is g.state)
+      g.state_per_token = st_.history(L.gdn_index);
+      g.ld_state_per_token = st_.history_slot_floats;
+      g.n_state_per_token = m - 1;
+    }
     g.d_pos = d_pos;
     g.out = sc_.mix.f;
     g.ld_out = sc_.mix.ld_f;
@@ -265,8 +271,11 @@ Status StepProgram::layer(Run& r, const DevLayer& L, float* h, const int* d_pos,
 }
 
 Status StepProgram::enqueue_main(int m, int ctx_hint, const KernelConfig& cfg, cudaStream_t s,
-                                 LaunchProfiler* prof) const {
+                                 LaunchProfiler* prof, bool keep_states) const {
+  if (keep_states && st_.history_slot_floats > 0 && !st_.gdn_history)
+    return make_error("CUDA backend: a speculative forward needs the GDN state history (MTP models only)");
   Run r = make_run(cfg, s, prof);
+  r.keep_states = keep_states;
   const int H = c_.n_embd;
   gpu::EmbedArgs e;
   e.d_tokens = sc_.step + 1;
@@ -355,7 +364,8 @@ StepProgram::Run make_run(const KernelConfig& cfg, cudaStream_t s, LaunchProfile
                           cfg.programmatic_launch,
                           f != ActFormat::kF32,
                           f == ActFormat::kHL,
-                          gpu::TileTuning{cfg.tile_rows_per_warp, cfg.tile_unroll, cfg.tile_blocks_per_sm}};
+                          gpu::TileTuning{cfg.tile_rows_per_warp, cfg.tile_unroll, cfg.tile_blocks_per_sm},
+                          false};
 }
 
 }  // namespace

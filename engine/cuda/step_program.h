@@ -64,9 +64,11 @@ class StepProgram {
 
   // Main model, M token rows: tokens at sc.step[1..M], positions sc.step[0] + 0..M-1 (device memory).
   // ctx_hint >= position + M sizes the attention grid (a graph captured with it replays for any position
-  // below it). Writes sc.logits [M][V], sc.hidden [M][H] and, with cfg.probes, sc.norms.
-  Status enqueue_main(int m, int ctx_hint, const KernelConfig& cfg, cudaStream_t s,
-                      LaunchProfiler* prof) const;
+  // below it). Writes sc.logits [M][V], sc.hidden [M][H] and, with cfg.probes, sc.norms. keep_states
+  // (speculative forward; needs st.gdn_history): every GDN layer also writes its state after tokens
+  // 0..M-2 into history slots 0..M-2 -- a different program, so a different graph.
+  Status enqueue_main(int m, int ctx_hint, const KernelConfig& cfg, cudaStream_t s, LaunchProfiler* prof,
+                      bool keep_states = false) const;
   // MTP block: token sc.mtp_step[1] at position sc.mtp_step[0], main-model hidden in sc.mtp_hin. Writes
   // sc.mtp_logits [V] and sc.mtp_hidden [H].
   Status enqueue_mtp(int ctx_hint, const KernelConfig& cfg, cudaStream_t s, LaunchProfiler* prof) const;

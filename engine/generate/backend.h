@@ -1,5 +1,6 @@
 // The one interface both backends implement (reference on the CPU, cuda on the GPU). Same calls, so any
-// run can be diffed between them: load (construction), reset, forward N tokens, MTP draft, snapshot/restore.
+// run can be diffed between them: load (construction), reset, forward N tokens, MTP draft, snapshot/restore,
+// and the speculative forward + commit(m) that MTP verification uses to roll back without recomputation.
 #pragma once
 
 #include <cstdint>
@@ -66,6 +67,34 @@ class Backend {
 
   virtual std::unique_ptr<StateSnapshot> snapshot() const = 0;
   virtual Status restore(const StateSnapshot& snap) = 0;
+
+  // ---- Speculative verification (MTP): one weight pass over [t, d1..dk], then keep a prefix ----
+  // Most tokens forward_speculative() takes; 0 = the backend cannot keep per-position states, and the
+  // generator falls back to snapshot() + forward() + restore() + a re-run of the accepted prefix.
+  virtual int max_speculative_tokens() const { return 0; }
+  // Runs tokens at pos .. pos+n-1 exactly like forward() (same checks, same outputs, same bits), and also
+  // keeps the recurrent state (GDN states, conv windows) after every position, so that commit(m) can
+  // keep the first m tokens without running anything again. 1 <= n <= max_speculative_tokens().
+  // Afterwards the backend holds a pending speculation: position() == pos + n (as if all were kept) and
+  // the only valid calls until commit() are commit(), reset() (which drops the speculation), the const
+  // queries and set_kernel_config(); forward(), forward_speculative(), mtp_forward() and restore() return
+  // an error and snapshot() returns nullptr. A refused call (position, token, size, a pending speculation)
+  // changes nothing.
+  virtual Result<StepOutput> forward_speculative(std::span<const int32_t> tokens, int pos) {
+    (void)tokens;
+    (void)pos;
+    return make_error(info().name + ": speculative forward is not supported (max_speculative_tokens() == 0)");
+  }
+  // Ends the pending speculation keeping its first m tokens (1 <= m <= n): the recurrent state becomes
+  // the one after token m-1 -- the exact bits that forward() of those m tokens would have produced -- and
+  // position() == pos + m. KV entries at pos+m .. pos+n-1 stay in the caches; nothing reads them before
+  // the tokens run at those positions overwrite them. The StepOutput spans of the speculative forward stay
+  // valid. layer_norms() keep describing token n-1. An error (no pending speculation, m out of range)
+  // leaves the backend as it was.
+  virtual Status commit(int m) {
+    (void)m;
+    return make_error(info().name + ": commit without speculative forward support");
+  }
 
   // Per-layer L2 norm of the hidden state (residual stream) after each main layer, for the last token of
   // the last forward call. Empty when probes are off.

@@ -14,6 +14,15 @@
 //   - after verification, q = P .. P+m-2 (the positions of the m-1 accepted tokens run besides the
 //     pending one): triples (x_{q+1} = the accepted draft, h_q = verification hidden row q-P, q).
 // Invariant at the top of each step: entries 0 .. P-2 hold true triples.
+//
+// Main-model rollback. A step with k drafts runs [x_P, d_1..d_k] in one forward pass and keeps m tokens
+// (the pending one and the m-1 accepted drafts; the last emitted token is the new pending one). With a
+// backend that supports it (max_speculative_tokens() >= k+1) the pass is forward_speculative(), which
+// keeps the recurrent state after every position, and commit(m) selects the one after x_{P+m-1}: one
+// weight pass per step whatever is rejected, rerun_passes stays 0. Otherwise the generator snapshots before
+// the pass and, on a partial rejection, restores and re-runs the m tokens (a second weight pass). Both
+// leave the backend at P+m with the state of exactly the kept tokens; the emitted tokens come from the
+// verification pass's rows either way.
 #include "generate/generator.h"
 
 #include <algorithm>
@@ -260,13 +269,17 @@ Status Generator::step(Run& run) {
     }
   }
 
+  // Verification of k drafts: a speculative forward that keeps the recurrent state of every position
+  // when the backend can (commit(m) below picks one), else a snapshot to restore and re-run from.
+  const bool speculate = k > 0 && backend_.max_speculative_tokens() >= k + 1;
   std::unique_ptr<StateSnapshot> snap;
-  if (k > 0) {
+  if (k > 0 && !speculate) {
     snap = backend_.snapshot();
     if (!snap) return make_error("generate: backend could not snapshot its state for MTP verification");
   }
   const std::span<const int32_t> batch(run.batch.data(), static_cast<size_t>(k) + 1);
-  QC_ASSIGN(const StepOutput out, backend_.forward(batch, P));
+  QC_ASSIGN(const StepOutput out,
+            speculate ? backend_.forward_speculative(batch, P) : backend_.forward(batch, P));
   ++st.forward_passes;
   ++st.decode_steps;
   QC_TRY(check_output(out, k + 1, run.n_vocab, run.n_embd, run.use_mtp, "forward"));
@@ -299,10 +312,13 @@ Status Generator::step(Run& run) {
   if (have_hidden) copy_into(run.hidden, 0, out.hidden.subspan(0, static_cast<size_t>(m) * e));
 
   // The backend ran k+1 tokens, but only the pending one and the m-1 accepted drafts before the last
-  // emitted token belong to the context. Restore and re-run those m tokens: simple and exact, at the cost
-  // of a second weight pass on every partial rejection (about one extra token of time per rejection).
-  // The GPU backend will instead keep the recurrent state of every draft position and pick one.
-  if (m < k + 1) {
+  // emitted token belong to the context. commit(m) keeps the recurrent state after those m tokens, which
+  // the speculative forward kept (no recomputation; KV entries past P+m-1 are rewritten before they are
+  // read). Fallback for backends without it: restore and re-run the m tokens -- exact, at the cost of a
+  // second weight pass on every partial rejection (rerun_passes counts them).
+  if (speculate) {
+    QC_TRY(backend_.commit(m));
+  } else if (m < k + 1) {
     QC_TRY(backend_.restore(*snap));
     QC_ASSIGN(const StepOutput again, backend_.forward(batch.first(static_cast<size_t>(m)), P));
     ++st.forward_passes;

@@ -7,7 +7,8 @@
 // generated token except the last one, i.e. position() == start + prompt + generated - 1 (the last
 // token was sampled but never run; start + prompt when nothing was generated); a follow-up prompt that
 // continues the conversation starts with that token. Exceptions: a cancellation during the prefill
-// leaves only the chunks that ran; after StopReason::error the state is unspecified: reset it.
+// leaves only the chunks that ran; after StopReason::error the state is unspecified (it may even hold a
+// pending speculative forward, which refuses every call but reset()): reset it.
 #pragma once
 
 #include <algorithm>

@@ -28,7 +28,9 @@ struct GenerationStats {
   // rejected draft. decode_steps = decode/verification passes only (without re-runs).
   int64_t forward_passes = 0;
   int64_t decode_steps = 0;
-  int64_t rerun_passes = 0;  // re-forwards of the accepted prefix after a partial rejection
+  // Re-forwards of the accepted prefix after a partial rejection: only on backends without a speculative
+  // forward (Backend::max_speculative_tokens() == 0); 0 where commit(m) rolls back without recomputation.
+  int64_t rerun_passes = 0;
   int64_t mtp_passes = 0;    // calls of the MTP block (drafts and cache fills)
 
   // MTP, per draft position j (0 = the first draft after the sampled token): drafts proposed at j and

@@ -126,6 +126,10 @@ Status check_options(const ReferenceOptions& o) {
   if (o.max_batch <= 0) {
     return make_error("reference backend: max_batch must be positive, got " + std::to_string(o.max_batch));
   }
+  if (o.speculative_tokens < 0 || o.speculative_tokens > 64) {
+    return make_error("reference backend: speculative_tokens must be in 0..64, got " +
+                      std::to_string(o.speculative_tokens));
+  }
   if (o.n_threads < 0 || o.n_threads > 1024) {
     return make_error("reference backend: n_threads must be in 0..1024 (0 = all cores), got " +
                       std::to_string(o.n_threads));
@@ -212,6 +216,11 @@ uint64_t reference_state_bytes(const ModelConfig& c, const ReferenceOptions& o) 
       values += C * K + 2 * Nv + static_cast<uint64_t>(c.ssm_head_v_dim);  // small weights
       values += Nv * static_cast<uint64_t>(c.ssm_head_k_dim) * static_cast<uint64_t>(c.ssm_head_v_dim);  // S
       values += C * (K - 1);  // conv window
+      // Per-position copies of both for commit() after a speculative forward.
+      const uint64_t kept = static_cast<uint64_t>(std::max(speculative_token_limit(o) - 1, 0));
+      values +=
+          kept * (Nv * static_cast<uint64_t>(c.ssm_head_k_dim) * static_cast<uint64_t>(c.ssm_head_v_dim) +
+                  C * (K - 1));
     } else {
       const uint64_t nkv = static_cast<uint64_t>(c.n_head_kv[static_cast<size_t>(il)]);
       values += 2 * hd;              // q_norm, k_norm

@@ -27,7 +27,16 @@ struct ReferenceOptions {
   int n_ctx = 4096;     // positions the KV caches hold (main model and MTP block)
   int max_batch = 32;   // most tokens one forward() call takes: sizes the logits buffer [max_batch][n_vocab]
   bool probes = false;  // per-layer L2 norms of the residual stream (layer_norms())
+  // Most tokens forward_speculative() takes (MTP verification: the pending token + up to 3 drafts), capped
+  // at max_batch; 0 = no speculative forward (the generator then restores a snapshot and re-runs). Costs
+  // speculative_tokens - 1 copies of every GDN state and conv window.
+  int speculative_tokens = 4;
 };
+
+// forward_speculative()'s limit for the options: speculative_tokens capped at max_batch.
+inline int speculative_token_limit(const ReferenceOptions& o) {
+  return o.speculative_tokens < o.max_batch ? o.speculative_tokens : o.max_batch;
+}
 
 // Checks that the weights match the config (every tensor present, shapes, Q8_0 row lengths) so the
 // forward pass can index without further checks. Errors name the tensor, expected and actual shape.

@@ -1,5 +1,6 @@
 // ReferenceModel<T>: construction (all allocation happens here), the token loop, the MTP block
-// (QWEN35.md section 6), snapshots. The layer math is in reference_layers.cpp.
+// (QWEN35.md section 6), snapshots, the speculative forward and commit(). The layer math is in
+// reference_layers.cpp.
 #include "reference/reference_model.h"
 
 #include <algorithm>
@@ -103,6 +104,9 @@ ReferenceModel<T>::ReferenceModel(const ModelConfig& config, const ModelWeights&
       gdn_of_.push_back(nullptr);
     }
   }
+  // Per-position copies for commit() after a speculative forward (same shapes as gdn_).
+  speculative_limit_ = speculative_token_limit(options);
+  kept_.assign(static_cast<size_t>(std::max(speculative_limit_ - 1, 0)), gdn_);
   if (weights.mtp) {
     mtp_ = std::make_unique<Mtp>();
     mtp_->enorm = decode_all<T>(weights.mtp->enorm);
@@ -158,6 +162,7 @@ template <class T>
 void ReferenceModel<T>::reset() {
   pos_ = 0;
   ++epoch_;
+  spec_n_ = 0;
   for (GdnState& g : gdn_) {
     std::fill(g.S.begin(), g.S.end(), T(0));
     std::fill(g.window.begin(), g.window.end(), T(0));
@@ -205,35 +210,56 @@ void ReferenceModel<T>::step(int32_t token, float* logits, float* hidden) {
 }
 
 template <class T>
-Result<StepOutput> ReferenceModel<T>::forward(std::span<const int32_t> tokens, int pos) {
+Status ReferenceModel<T>::check_forward(std::span<const int32_t> tokens, int pos, const char* who) const {
   const int64_t n = static_cast<int64_t>(tokens.size());
-  // Check everything before touching the state, so an error leaves the backend as it was.
-  if (n == 0) return make_error("reference forward: expected at least one token, got none");
+  const std::string w = std::string("reference ") + who + ": ";
+  if (spec_n_ > 0) {
+    return make_error(w + "a speculative forward of " + std::to_string(spec_n_) + " tokens at position " +
+                          std::to_string(spec_pos_) + " is pending",
+                      "commit(m) it (or reset) first");
+  }
+  if (n == 0) return make_error(w + "expected at least one token, got none");
   if (pos != pos_) {
-    return make_error("reference forward: position " + std::to_string(pos) +
-                          " does not continue the context (expected " + std::to_string(pos_) + ")",
+    return make_error(w + "position " + std::to_string(pos) + " does not continue the context (expected " +
+                          std::to_string(pos_) + ")",
                       "the recurrent state has no random access: restore a snapshot or reset first");
   }
   if (n > options_.max_batch) {
-    return make_error("reference forward: " + std::to_string(n) +
+    return make_error(w + std::to_string(n) +
                           " tokens in one call, at most max_batch = " + std::to_string(options_.max_batch),
                       "split the prompt into chunks of max_batch tokens");
   }
   if (pos + n > n_ctx_) {
-    return make_error("reference forward: context full: " + std::to_string(pos) + " + " + std::to_string(n) +
+    return make_error(w + "context full: " + std::to_string(pos) + " + " + std::to_string(n) +
                           " tokens exceed n_ctx = " + std::to_string(n_ctx_),
                       "start a new conversation or raise n_ctx");
   }
   for (int64_t i = 0; i < n; ++i) {
     if (tokens[i] < 0 || tokens[i] >= config_.n_vocab) {
-      return make_error("reference forward: token " + std::to_string(i) + " = " + std::to_string(tokens[i]) +
+      return make_error(w + "token " + std::to_string(i) + " = " + std::to_string(tokens[i]) +
                         " is outside the vocabulary 0.." + std::to_string(config_.n_vocab - 1));
     }
   }
+  return Status::success();
+}
+
+template <class T>
+StepOutput ReferenceModel<T>::run_tokens(std::span<const int32_t> tokens, bool keep) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
   const int64_t V = config_.n_vocab;
   const int64_t H = config_.n_embd;
-  // Tokens one after another: the recurrence makes the prompt equal to N single steps, bit for bit.
-  for (int64_t i = 0; i < n; ++i) step(tokens[i], logits_out_.data() + i * V, hidden_out_.data() + i * H);
+  // Tokens one after another: the recurrence makes the prompt equal to N single steps, bit for bit, and
+  // the state after token i of a speculative call is the state forward() of tokens 0..i would leave.
+  for (int64_t i = 0; i < n; ++i) {
+    step(tokens[i], logits_out_.data() + i * V, hidden_out_.data() + i * H);
+    if (keep && i + 1 < n) {
+      std::vector<GdnState>& dst = kept_[static_cast<size_t>(i)];
+      for (size_t g = 0; g < gdn_.size(); ++g) {
+        std::copy(gdn_[g].S.begin(), gdn_[g].S.end(), dst[g].S.begin());
+        std::copy(gdn_[g].window.begin(), gdn_[g].window.end(), dst[g].window.begin());
+      }
+    }
+  }
   StepOutput out;
   out.n_tokens = static_cast<int>(n);
   out.n_vocab = config_.n_vocab;
@@ -243,10 +269,51 @@ Result<StepOutput> ReferenceModel<T>::forward(std::span<const int32_t> tokens, i
   return out;
 }
 
+template <class T>
+Result<StepOutput> ReferenceModel<T>::forward(std::span<const int32_t> tokens, int pos) {
+  // Check everything before touching the state, so an error leaves the backend as it was.
+  QC_TRY(check_forward(tokens, pos, "forward"));
+  return run_tokens(tokens, false);
+}
+
+template <class T>
+Result<StepOutput> ReferenceModel<T>::forward_speculative(std::span<const int32_t> tokens, int pos) {
+  QC_TRY(check_forward(tokens, pos, "forward_speculative"));
+  if (static_cast<int64_t>(tokens.size()) > speculative_limit_) {
+    return make_error("reference forward_speculative: " + std::to_string(tokens.size()) +
+                      " tokens, at most max_speculative_tokens() = " + std::to_string(speculative_limit_));
+  }
+  StepOutput out = run_tokens(tokens, true);
+  spec_n_ = out.n_tokens;
+  spec_pos_ = pos;
+  return out;
+}
+
+template <class T>
+Status ReferenceModel<T>::commit(int m) {
+  if (spec_n_ == 0) return make_error("reference commit: no speculative forward is pending");
+  if (m < 1 || m > spec_n_) {
+    return make_error("reference commit: m = " + std::to_string(m) + ", expected 1.." +
+                      std::to_string(spec_n_) + " (tokens of the pending speculative forward)");
+  }
+  if (m < spec_n_) {  // the state after token m-1; after the last token it is already in place
+    const std::vector<GdnState>& src = kept_[static_cast<size_t>(m - 1)];
+    for (size_t g = 0; g < gdn_.size(); ++g) {
+      std::copy(src[g].S.begin(), src[g].S.end(), gdn_[g].S.begin());
+      std::copy(src[g].window.begin(), src[g].window.end(), gdn_[g].window.begin());
+    }
+  }
+  pos_ = spec_pos_ + m;
+  spec_n_ = 0;
+  return Status::success();
+}
+
 // MTP block, QWEN35.md section 6.
 template <class T>
 Result<StepOutput> ReferenceModel<T>::mtp_forward(int32_t token, std::span<const float> hidden, int pos) {
   if (!mtp_) return make_error("reference mtp_forward: the model has no MTP block (nextn layer)");
+  if (spec_n_ > 0)
+    return make_error("reference mtp_forward: a speculative forward is pending", "commit(m) it first");
   if (token < 0 || token >= config_.n_vocab) {
     return make_error("reference mtp_forward: token " + std::to_string(token) +
                       " is outside the vocabulary 0.." + std::to_string(config_.n_vocab - 1));
@@ -285,6 +352,7 @@ Result<StepOutput> ReferenceModel<T>::mtp_forward(int32_t token, std::span<const
 
 template <class T>
 std::unique_ptr<StateSnapshot> ReferenceModel<T>::snapshot() const {
+  if (spec_n_ > 0) return nullptr;  // the state of a pending speculation is not a context
   auto s = std::make_unique<Snapshot>();
   s->owner = this;
   s->epoch = epoch_;
@@ -298,6 +366,9 @@ Status ReferenceModel<T>::restore(const StateSnapshot& snap) {
   const auto* s = dynamic_cast<const Snapshot*>(&snap);
   if (s == nullptr || s->owner != this) {
     return make_error("reference restore: the snapshot was taken from another backend");
+  }
+  if (spec_n_ > 0) {
+    return make_error("reference restore: a speculative forward is pending", "commit(m) it (or reset) first");
   }
   if (s->epoch != epoch_) {
     return make_error("reference restore: the snapshot (position " + std::to_string(s->pos) +
@@ -317,6 +388,20 @@ std::span<const float> ReferenceModel<T>::layer_norms() const {
 }
 
 template <class T>
+uint64_t ReferenceModel<T>::recurrent_state_hash() const {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto add = [&h](const std::vector<T>& v) {
+    const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+    for (size_t i = 0; i < v.size() * sizeof(T); ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  };
+  for (const GdnState& g : gdn_) {
+    add(g.S);
+    add(g.window);
+  }
+  return h;
+}
+
+template <class T>
 uint64_t ReferenceModel<T>::allocated_bytes() const {
   uint64_t values = 0;
   auto add_small = [&](const SmallWeights& s) {
@@ -328,6 +413,8 @@ uint64_t ReferenceModel<T>::allocated_bytes() const {
   for (const SmallWeights& s : small_) add_small(s);
   for (const KvCache& c : kv_) values += c.k.size() + c.v.size();
   for (const GdnState& g : gdn_) values += g.S.size() + g.window.size();
+  for (const std::vector<GdnState>& kept : kept_)
+    for (const GdnState& g : kept) values += g.S.size() + g.window.size();
   values += output_norm_.size() + inv_freq_.size();
   if (mtp_) {
     values += mtp_->enorm.size() + mtp_->hnorm.size() + mtp_->head_norm.size() + mtp_->kv.k.size() +

@@ -4,7 +4,8 @@
 // this class directly.
 //
 // State (all in T, allocated once at construction):
-//   per GDN layer     S [Nv][Dk][Dv] recurrent state, conv window [qkv channels][K-1] (oldest first)
+//   per GDN layer     S [Nv][Dk][Dv] recurrent state, conv window [qkv channels][K-1] (oldest first), and
+//                     speculative_tokens - 1 copies of both kept by forward_speculative() for commit()
 //   per attention     K, V caches [n_ctx][n_kv][head_dim]; the MTP block has its own pair
 // Main-model layer math lives in reference_layers.cpp, the token loop, MTP and state in reference_model.cpp.
 #pragma once
@@ -38,7 +39,14 @@ class ReferenceModel final : public Backend {
   Result<StepOutput> mtp_forward(int32_t token, std::span<const float> hidden, int pos) override;
   std::unique_ptr<StateSnapshot> snapshot() const override;
   Status restore(const StateSnapshot& snap) override;
+  int max_speculative_tokens() const override { return speculative_limit_; }
+  Result<StepOutput> forward_speculative(std::span<const int32_t> tokens, int pos) override;
+  Status commit(int m) override;
   std::span<const float> layer_norms() const override;
+
+  // FNV-1a 64 over the bits of every GDN state and conv window, in layer order (tests compare the
+  // recurrent state of two paths with it).
+  uint64_t recurrent_state_hash() const;
 
   int n_threads() const { return pool_.size(); }
   // Bytes actually allocated (state, scratch, outputs, decoded small weights); equals
@@ -65,6 +73,10 @@ class ReferenceModel final : public Backend {
   class Snapshot;
 
   SmallWeights decode_small(const LayerWeights& lw) const;
+  // The checks forward() and forward_speculative() share; `who` prefixes the message.
+  Status check_forward(std::span<const int32_t> tokens, int pos, const char* who) const;
+  // Runs the checked tokens; after token i < n-1 copies the GDN states into kept_[i] when `keep`.
+  StepOutput run_tokens(std::span<const int32_t> tokens, bool keep);
   // One token of the main model at position pos_: logits [n_vocab] and post-norm hidden [H] out.
   void step(int32_t token, float* logits, float* hidden);
   // One decoder layer (QWEN35.md section 2) on the residual stream h at position pos; `kv` is the layer's
@@ -103,6 +115,12 @@ class ReferenceModel final : public Backend {
   std::vector<GdnState*> gdn_of_;  // per main layer: its state or nullptr
   std::vector<KvCache> kv_;        // attention layers in order
   std::vector<GdnState> gdn_;      // GDN layers in order
+  // Speculative forward: kept_[i] = every GDN layer's state after token i of the pending speculation
+  // (i < speculative_limit_ - 1; the state after the last token is gdn_ itself).
+  int speculative_limit_ = 0;
+  std::vector<std::vector<GdnState>> kept_;
+  int spec_n_ = 0;    // tokens of the pending speculation, 0 = none
+  int spec_pos_ = 0;  // its first position
 
   // Scratch in T.
   std::vector<T> h_, xn_, mix_, ffn_out_;  // [H]

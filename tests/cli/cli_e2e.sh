@@ -42,6 +42,7 @@ check "thread count does not change the bits" test "$(tail -n1 "$T/g1.err" | gre
 "$CLI" generate --model "$T/tiny.gguf" --prompt "Hello" --max-tokens 16 --temperature 0 --mtp on --draft 2 > "$T/m.out" 2> "$T/m.err"
 check "greedy with MTP gives the same text" cmp -s "$T/g1.out" "$T/m.out"
 check "MTP acceptance reported" grep -q "mtp_accept=" <(tail -n1 "$T/m.err")
+check "MTP verification rolls back without a re-run pass" grep -q "rerun_passes=0" <(tail -n1 "$T/m.err")
 "$CLI" generate --model "$T/tiny.gguf" --prompt "What is 2+2?" --chat --max-tokens 8 > /dev/null 2> "$T/chat.err"
 check "generate --chat" test $? -eq 0
 

@@ -214,6 +214,9 @@ TEST(CudaBackend, MemoryEstimateIsTheAllocation) {
   EXPECT_GT(m.weights, 0u);
   // KV cache: 2 attention layers + the MTP block, K and V, 2 heads x 1024 positions x 128 dims of f16.
   EXPECT_EQ(m.kv_cache, 3u * 2u * 2u * 1024u * 128u * 2u);
+  // GDN state history of the speculative forward: kMaxTokens - 1 = 3 slots of the 6 GDN layers' states
+  // (4 value heads x 64 x 64 f32); the model has an MTP block, so it is allocated.
+  EXPECT_EQ(m.history, 3u * 6u * 4u * 64u * 64u * 4u);
   auto snap = gpu->snapshot();
   ASSERT_NE(snap, nullptr);
   EXPECT_EQ(gpu->info().memory_bytes, m.resident() + m.snapshot);

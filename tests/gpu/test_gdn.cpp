@@ -224,5 +224,84 @@ TEST(Gdn, RollbackByPositionAndPerTokenState) {
   }
 }
 
+// The CUDA backend's history layout: per-token states at a stride wider than one state (the slots of
+// every GDN layer interleaved) and only for the first n_state_per_token tokens. The written slots equal
+// the dense per-token states bit for bit; the last token's slot, the gaps and the slots past n stay
+// untouched (poisoned); the in-place state is unchanged by the option.
+TEST(Gdn, PerTokenStatesAtAStrideForTheFirstN) {
+  QC_REQUIRE_DEVICE();
+  std::mt19937 rng(23);
+  const GdnShape s{2, 6, 128, 64, 4};
+  const int tokens = 7;  // 3 single tokens, then one call of 4
+  const GdnInputs in = make_inputs(rng, s, tokens);
+  GdnDevice dense(s, in), strided(s, in);
+  for (int t = 0; t < 3; ++t) {
+    dense.run(in, t, 1, nullptr, false);
+    strided.run(in, t, 1, nullptr, false);
+  }
+  std::vector<float> want;  // [4][state_n]
+  const std::vector<float> y_dense = dense.run(in, 3, 4, &want, false);
+
+  const int cd = s.conv_dim(), inner = s.nv * s.dv, m = 4;
+  const size_t state_n = static_cast<size_t>(s.nv) * s.dk * s.dv;
+  const size_t ld = 3 * state_n + 64;  // as if 3 layers' states lay between two tokens, plus a gap
+  DevBuf<float> qkv(std::vector<float>(in.qkv.begin() + 3 * cd, in.qkv.begin() + 7 * cd));
+  DevBuf<float> z(std::vector<float>(in.z.begin() + 3 * inner, in.z.begin() + 7 * inner));
+  DevBuf<float> beta(std::vector<float>(in.beta.begin() + 3 * s.nv, in.beta.begin() + 7 * s.nv));
+  DevBuf<float> alpha(std::vector<float>(in.alpha.begin() + 3 * s.nv, in.alpha.begin() + 7 * s.nv));
+  DevBuf<int> pos(std::vector<int>{3});
+  DevBuf<float> out(static_cast<size_t>(m) * inner), hist(static_cast<size_t>(m) * ld);
+  out.poison();
+  hist.poison();
+  GdnArgs a;
+  a.m = m;
+  a.n_k_heads = s.nk;
+  a.n_v_heads = s.nv;
+  a.head_k_dim = s.dk;
+  a.head_v_dim = s.dv;
+  a.conv_kernel = s.kc;
+  a.qkv = qkv.get();
+  a.ld_qkv = cd;
+  a.z = z.get();
+  a.ld_z = inner;
+  a.beta = beta.get();
+  a.ld_beta = s.nv;
+  a.alpha = alpha.get();
+  a.ld_alpha = s.nv;
+  a.conv_w = strided.conv_w.get();
+  a.dt_bias = strided.dt_bias.get();
+  a.ssm_a = strided.ssm_a.get();
+  a.norm_w = strided.norm_w.get();
+  a.conv_ring = strided.ring.get();
+  a.state = strided.state.get();
+  a.state_per_token = hist.get();
+  a.ld_state_per_token = ld;
+  a.n_state_per_token = m - 1;
+  a.d_pos = pos.get();
+  a.out = out.get();
+  a.ld_out = inner;
+  QC_ASSERT_OK(gdn_step(a, nullptr));
+  EXPECT_TRUE(same_bits(out.download(), y_dense));
+  EXPECT_TRUE(same_bits(strided.state.download(), dense.state.download()));
+  const std::vector<float> got = hist.download();
+  for (int t = 0; t < m; ++t) {
+    const auto slot = got.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(t) * ld);
+    if (t < m - 1) {
+      const auto w = want.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(t) * state_n);
+      EXPECT_TRUE(same_bits(std::vector<float>(slot, slot + static_cast<std::ptrdiff_t>(state_n)),
+                            std::vector<float>(w, w + static_cast<std::ptrdiff_t>(state_n))))
+          << "slot " << t;
+    }
+    // Untouched: everything past the state in slots 0..m-2, all of slot m-1.
+    const size_t from = t < m - 1 ? state_n : 0;
+    size_t written = 0;
+    for (size_t e = from; e < ld; ++e) written += std::isnan(slot[static_cast<std::ptrdiff_t>(e)]) ? 0 : 1;
+    EXPECT_EQ(written, 0u) << "slot " << t << ": values written outside the state";
+  }
+  // A bad stride is refused.
+  a.ld_state_per_token = state_n - 1;
+  EXPECT_FALSE(gdn_step(a, nullptr).ok());
+}
+
 }  // namespace
 }  // namespace qc::gpu::test

@@ -43,6 +43,9 @@ struct FakeOptions {
   int fail_on_forward_call = -1;  // 1-based forward() call that returns an error, -1 = never
   int max_batch = 1 << 20;        // most tokens one forward() takes (the generator must chunk to it)
   bool nan_logits = false;
+  // Most tokens forward_speculative() takes (keeps the state after every position for commit()); 0 = no
+  // support, the generator restores a snapshot and re-runs.
+  int speculative_tokens = 0;
 };
 
 class FakeSnapshot : public StateSnapshot {
@@ -76,6 +79,7 @@ class FakeBackend : public Backend {
   void reset() override {
     pos_ = 0;
     h_ = kInitialState;
+    spec_n_ = 0;
   }
 
   // The logits row of the main model in state h (after running the token at pos).
@@ -107,16 +111,19 @@ class FakeBackend : public Backend {
   Result<StepOutput> forward(std::span<const int32_t> tokens, int pos) override {
     ++forward_calls;
     if (forward_calls == o_.fail_on_forward_call) return make_error("fake backend: injected failure");
+    if (spec_n_ > 0) return make_error("fake forward: a speculative forward is pending");
     if (pos != pos_)
       return make_error("fake forward: pos " + std::to_string(pos) + " != " + std::to_string(pos_));
     if (pos + static_cast<int>(tokens.size()) > o_.n_ctx) return make_error("fake forward: context full");
     if (static_cast<int>(tokens.size()) > o_.max_batch) return make_error("fake forward: more than max_batch tokens");
     const size_t n = tokens.size(), v = static_cast<size_t>(o_.n_vocab);
+    kept_.clear();
     logits_.assign(n * v, 0.0f);
     hidden_.assign(n * kEmbd, 0.0f);
     for (size_t i = 0; i < n; ++i) {
       if (tokens[i] < 0 || tokens[i] >= o_.n_vocab) return make_error("fake forward: token out of range");
       h_ = next_state(h_, tokens[i], pos_);
+      kept_.push_back(h_);
       record(token_at, pos_, tokens[i]);
       record(state_at, pos_, h_);
       row(h_, pos_, logits_.data() + i * v);
@@ -127,10 +134,34 @@ class FakeBackend : public Backend {
     return StepOutput{static_cast<int>(n), o_.n_vocab, kEmbd, logits_, hidden_};
   }
 
+  int max_speculative_tokens() const override { return o_.speculative_tokens; }
+  Result<StepOutput> forward_speculative(std::span<const int32_t> tokens, int pos) override {
+    if (spec_n_ > 0) return make_error("fake forward_speculative: a speculative forward is pending");
+    if (static_cast<int>(tokens.size()) > o_.speculative_tokens)
+      return make_error("fake forward_speculative: more than max_speculative_tokens");
+    const int p0 = pos_;
+    auto out = forward(tokens, pos);
+    if (!out.ok()) return out;
+    ++speculative_calls;
+    spec_n_ = static_cast<int>(tokens.size());
+    spec_pos_ = p0;
+    return out;
+  }
+  Status commit(int m) override {
+    ++commits;
+    if (spec_n_ == 0) return make_error("fake commit: nothing pending");
+    if (m < 1 || m > spec_n_) return make_error("fake commit: m out of range");
+    h_ = kept_[static_cast<size_t>(m - 1)];
+    pos_ = spec_pos_ + m;
+    spec_n_ = 0;
+    return Status::success();
+  }
+
   bool has_mtp() const override { return o_.has_mtp; }
   Result<StepOutput> mtp_forward(int32_t token, std::span<const float> hidden, int pos) override {
     ++mtp_calls;
     if (!o_.has_mtp) return make_error("fake: no MTP block");
+    if (spec_n_ > 0) return make_error("fake mtp_forward: a speculative forward is pending");
     if (hidden.size() != kEmbd) return make_error("fake mtp: bad hidden size");
     const uint64_t hp = decode(hidden.data());
     record(mtp_token, pos, token);
@@ -150,10 +181,12 @@ class FakeBackend : public Backend {
   }
 
   std::unique_ptr<StateSnapshot> snapshot() const override {
+    if (spec_n_ > 0) return nullptr;
     return std::make_unique<FakeSnapshot>(pos_, h_);
   }
   Status restore(const StateSnapshot& s) override {
     ++restores;
+    if (spec_n_ > 0) return make_error("fake restore: a speculative forward is pending");
     const auto* f = dynamic_cast<const FakeSnapshot*>(&s);
     if (f == nullptr) return make_error("fake restore: foreign snapshot");
     pos_ = f->position();
@@ -165,7 +198,7 @@ class FakeBackend : public Backend {
   uint64_t state() const { return h_; }
 
   // Records (per position, rewritten when a position is run again).
-  int forward_calls = 0, mtp_calls = 0, restores = 0;
+  int forward_calls = 0, mtp_calls = 0, restores = 0, speculative_calls = 0, commits = 0;
   int64_t tokens_run = 0;
   std::vector<int32_t> token_at;
   std::vector<uint64_t> state_at;
@@ -191,6 +224,8 @@ class FakeBackend : public Backend {
   ModelConfig cfg_;
   int pos_ = 0;
   uint64_t h_ = kInitialState;
+  std::vector<uint64_t> kept_;  // state after each token of the last forward call
+  int spec_n_ = 0, spec_pos_ = 0;
   std::vector<float> logits_, hidden_, mtp_logits_, mtp_hidden_;
 };
 

@@ -69,51 +69,66 @@ void expect_counters_add_up(const GenerationStats& st, int k, const std::string&
   EXPECT_EQ(st.mtp_draft_len, k) << label;
 }
 
+// Both rollbacks: snapshot + restore + re-run (speculative 0), and forward_speculative + commit(m)
+// (speculative 4), which must never re-run nor restore.
 TEST(GeneratorMtp, GreedyWithMtpEqualsGreedyWithout) {
   const auto prompt = make_prompt(9, 48);
   constexpr int kNew = 60;
-  for (const int chunk : {3, 64}) {
-    for (const int hit : {0, 60, 100}) {
-      FakeOptions o;
-      o.mtp_accept_percent = hit;
-      FakeBackend base_backend(o);
-      Generator base(base_backend, testing::fake_text(), GeneratorOptions{chunk});
-      auto want = base.generate(request(prompt, kNew, 0));
-      ASSERT_TRUE(want.ok());
-      ASSERT_EQ(want->tokens.size(), static_cast<size_t>(kNew));
-      for (int k = 1; k <= kMaxDraftLen; ++k) {
-        const std::string label =
-            "chunk " + std::to_string(chunk) + " hit " + std::to_string(hit) + "% k " + std::to_string(k);
-        FakeBackend b(o);
-        Generator g(b, testing::fake_text(), GeneratorOptions{chunk});
-        auto r = g.generate(request(prompt, kNew, k));
-        ASSERT_TRUE(r.ok()) << label;
-        ASSERT_EQ(r->stop_reason, StopReason::max_tokens) << label << " " << r->error;
-        EXPECT_TRUE(r->mtp_used) << label;
-        EXPECT_EQ(r->tokens, want->tokens) << label;
-        EXPECT_EQ(r->text, want->text) << label;
-        EXPECT_EQ(r->stats.final_logits_hash, want->stats.final_logits_hash) << label;
-        expect_counters_add_up(r->stats, k, label);
-        expect_consistent(b, context_of(prompt, *r), label);
-        const GenerationStats& st = r->stats;
-        const int64_t accepted = std::accumulate(st.mtp_accepted.begin(), st.mtp_accepted.end(), int64_t{0});
-        if (hit == 0) {
-          EXPECT_EQ(accepted, 0) << label;
-        } else if (hit == 100) {
-          for (int j = 0; j < k; ++j)
-            EXPECT_EQ(st.mtp_accepted[static_cast<size_t>(j)], st.mtp_drafted[static_cast<size_t>(j)])
-                << label;
-          EXPECT_EQ(st.rerun_passes, 0) << label;
-          EXPECT_LT(st.decode_steps, kNew / k + 2) << label;  // about k+1 tokens per pass
-        } else {                                              // right sometimes, wrong sometimes
-          EXPECT_GT(accepted, 0) << label;
-          EXPECT_LT(st.mtp_accepted[0], st.mtp_drafted[0]) << label;
-          EXPECT_GT(st.rerun_passes, 0) << label;
+  for (const int spec : {0, 4})
+    for (const int chunk : {3, 64}) {
+      for (const int hit : {0, 60, 100}) {
+        FakeOptions o;
+        o.mtp_accept_percent = hit;
+        o.speculative_tokens = spec;
+        FakeBackend base_backend(o);
+        Generator base(base_backend, testing::fake_text(), GeneratorOptions{chunk});
+        auto want = base.generate(request(prompt, kNew, 0));
+        ASSERT_TRUE(want.ok());
+        ASSERT_EQ(want->tokens.size(), static_cast<size_t>(kNew));
+        for (int k = 1; k <= kMaxDraftLen; ++k) {
+          const std::string label = "spec " + std::to_string(spec) + " chunk " + std::to_string(chunk) +
+                                    " hit " + std::to_string(hit) + "% k " + std::to_string(k);
+          FakeBackend b(o);
+          Generator g(b, testing::fake_text(), GeneratorOptions{chunk});
+          auto r = g.generate(request(prompt, kNew, k));
+          ASSERT_TRUE(r.ok()) << label;
+          ASSERT_EQ(r->stop_reason, StopReason::max_tokens) << label << " " << r->error;
+          EXPECT_TRUE(r->mtp_used) << label;
+          EXPECT_EQ(r->tokens, want->tokens) << label;
+          EXPECT_EQ(r->text, want->text) << label;
+          EXPECT_EQ(r->stats.final_logits_hash, want->stats.final_logits_hash) << label;
+          expect_counters_add_up(r->stats, k, label);
+          expect_consistent(b, context_of(prompt, *r), label);
+          const GenerationStats& st = r->stats;
+          const int64_t accepted =
+              std::accumulate(st.mtp_accepted.begin(), st.mtp_accepted.end(), int64_t{0});
+          if (hit == 0) {
+            EXPECT_EQ(accepted, 0) << label;
+          } else if (hit == 100) {
+            for (int j = 0; j < k; ++j)
+              EXPECT_EQ(st.mtp_accepted[static_cast<size_t>(j)], st.mtp_drafted[static_cast<size_t>(j)])
+                  << label;
+            EXPECT_EQ(st.rerun_passes, 0) << label;
+            EXPECT_LT(st.decode_steps, kNew / k + 2) << label;  // about k+1 tokens per pass
+          } else {                                              // right sometimes, wrong sometimes
+            EXPECT_GT(accepted, 0) << label;
+            EXPECT_LT(st.mtp_accepted[0], st.mtp_drafted[0]) << label;
+            if (spec == 0) {
+              EXPECT_GT(st.rerun_passes, 0) << label;
+            }
+          }
+          EXPECT_EQ(st.forward_passes, (9 + chunk - 1) / chunk + st.decode_steps + st.rerun_passes) << label;
+          if (spec > 0) {  // one weight pass per step, rolled back by commit(m)
+            EXPECT_EQ(st.rerun_passes, 0) << label;
+            EXPECT_EQ(b.restores, 0) << label;
+            EXPECT_EQ(b.speculative_calls, b.commits) << label;
+            // k >= 1 in every step but possibly the last (one token left in the budget: no drafts).
+            EXPECT_LE(b.speculative_calls, st.decode_steps) << label;
+            EXPECT_GE(b.speculative_calls, st.decode_steps - 1) << label;
+          }
         }
-        EXPECT_EQ(st.forward_passes, (9 + chunk - 1) / chunk + st.decode_steps + st.rerun_passes) << label;
       }
     }
-  }
 }
 
 TEST(GeneratorMtp, StopTokenInsideAnAcceptedRun) {
@@ -122,17 +137,22 @@ TEST(GeneratorMtp, StopTokenInsideAnAcceptedRun) {
   o.mtp_accept_percent = 100;
   const auto prompt = make_prompt(5, 48);
   // Generated from positions 4, 5, ...: 12 15 1 4 7 10 ...; stop on 7 (the 5th token).
-  for (int k = 0; k <= kMaxDraftLen; ++k) {
+  for (int k = 0; k <= 2 * kMaxDraftLen + 1; ++k) {  // k > kMaxDraftLen: the same with commit(m)
+    o.speculative_tokens = k > kMaxDraftLen ? 4 : 0;
     FakeBackend b(o);
     Generator g(b, testing::fake_text());
-    GenerateRequest rq = request(prompt, 50, k);
+    const int draft = k > kMaxDraftLen ? k - kMaxDraftLen - 1 : k;
+    GenerateRequest rq = request(prompt, 50, draft);
     rq.stop_tokens = {7};
     auto r = g.generate(rq);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->tokens, (std::vector<int32_t>{12, 15, 1, 4, 7})) << "k " << k;
     EXPECT_EQ(r->stop_reason, StopReason::stop_token);
     EXPECT_EQ(r->text, "<12><15><1><4>");
-    expect_consistent(b, context_of(prompt, *r), "k " + std::to_string(k), k > 0);
+    if (o.speculative_tokens > 0) {
+      EXPECT_EQ(r->stats.rerun_passes, 0) << "k " << k;
+    }
+    expect_consistent(b, context_of(prompt, *r), "k " + std::to_string(k), draft > 0);
   }
 }
 
@@ -140,7 +160,8 @@ TEST(GeneratorMtp, CancellationInsideAStepStopsWithinOneToken) {
   FakeOptions o;
   o.mtp_accept_percent = 100;  // every step emits k+1 tokens, so index 3 falls inside a step
   const auto prompt = make_prompt(6, 48);
-  for (int k = 1; k <= kMaxDraftLen; ++k) {
+  for (int k = 1; k <= 2 * kMaxDraftLen; ++k) {  // k > kMaxDraftLen: draft k - 3 with commit(m)
+    o.speculative_tokens = k > kMaxDraftLen ? 4 : 0;
     FakeBackend b(o);
     Generator g(b, testing::fake_text());
     std::atomic<bool> cancel{false};
@@ -149,20 +170,24 @@ TEST(GeneratorMtp, CancellationInsideAStepStopsWithinOneToken) {
     obs.on_token = [&](const TokenEvent& ev) {
       if (ev.index == 3) cancel = true;
     };
-    auto r = g.generate(request(prompt, 50, k), obs);
+    auto r = g.generate(request(prompt, 50, k > kMaxDraftLen ? k - kMaxDraftLen : k), obs);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->stop_reason, StopReason::cancelled);
     EXPECT_EQ(r->tokens.size(), 4u) << "k " << k;
+    if (k > kMaxDraftLen) {
+      EXPECT_EQ(b.restores, 0) << "k " << k;
+    }
     expect_consistent(b, context_of(prompt, *r), "k " + std::to_string(k));
   }
 }
 
 TEST(GeneratorMtp, ContextAndTokenBudgetLimitTheDrafts) {
   const auto prompt = make_prompt(10, 48);
-  for (const int hit : {60, 100}) {
+  for (const int hit : {60, 100, -60}) {  // -60: 60% with commit(m)
     FakeOptions o;
     o.n_ctx = 16;
-    o.mtp_accept_percent = hit;
+    o.mtp_accept_percent = hit < 0 ? -hit : hit;
+    o.speculative_tokens = hit < 0 ? 4 : 0;
     FakeBackend base_backend(o);
     Generator base(base_backend, testing::fake_text());
     auto want_full = base.generate(request(prompt, 100, 0));
@@ -208,18 +233,20 @@ TEST(GeneratorMtp, ModelWithoutMtpDecodesWithoutItAndSaysSo) {
 
 TEST(GeneratorMtp, ContinuingConversationKeepsTheMtpCacheComplete) {
   const auto p1 = make_prompt(7, 48);
-  for (int k = 1; k <= kMaxDraftLen; ++k) {
+  for (int k = 1; k <= 2 * kMaxDraftLen; ++k) {  // k > kMaxDraftLen: draft k - 3 with commit(m)
     FakeOptions o;
+    o.speculative_tokens = k > kMaxDraftLen ? 4 : 0;
     FakeBackend b(o), base_backend(o);
     Generator g(b, testing::fake_text(), GeneratorOptions{4});
     Generator base(base_backend, testing::fake_text(), GeneratorOptions{4});
-    auto r1 = g.generate(request(p1, 15, k));
+    const int draft = k > kMaxDraftLen ? k - kMaxDraftLen : k;
+    auto r1 = g.generate(request(p1, 15, draft));
     auto w1 = base.generate(request(p1, 15, 0));
     ASSERT_TRUE(r1.ok() && w1.ok());
     ASSERT_EQ(r1->tokens, w1->tokens);
     // The next turn starts with the token the first one ended on (sampled, never run).
     std::vector<int32_t> p2 = {r1->tokens.back(), 3, 1, 4, 1, 5};
-    auto r2 = g.generate(request(p2, 15, k));
+    auto r2 = g.generate(request(p2, 15, draft));
     auto w2 = base.generate(request(p2, 15, 0));
     ASSERT_TRUE(r2.ok() && w2.ok());
     EXPECT_EQ(r2->tokens, w2->tokens) << "k " << k;
@@ -231,8 +258,10 @@ TEST(GeneratorMtp, ContinuingConversationKeepsTheMtpCacheComplete) {
 }
 
 TEST(GeneratorMtp, SampledSpeculationIsDeterministicPerSeed) {
-  const auto run = [](uint64_t seed) {
-    FakeBackend b({});
+  const auto run = [](uint64_t seed, int spec = 0) {
+    FakeOptions o;
+    o.speculative_tokens = spec;
+    FakeBackend b(o);
     Generator g(b, testing::fake_text());
     GenerateRequest rq = request(make_prompt(6, 48), 40, 2);
     rq.sampler = SamplerParams::qwen_instruct();
@@ -246,6 +275,8 @@ TEST(GeneratorMtp, SampledSpeculationIsDeterministicPerSeed) {
   };
   EXPECT_EQ(run(5), run(5));
   EXPECT_NE(run(5), run(6));
+  EXPECT_EQ(run(5, 4), run(5));  // the rollback does not change what is sampled
+  EXPECT_EQ(run(6, 4), run(6));
 }
 
 }  // namespace
