@@ -103,6 +103,7 @@ def main():
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)
     device = args.device
+    torch.set_flush_denormal(True)
     if args.threads:
         torch.set_num_threads(args.threads)
     if device == "cuda":

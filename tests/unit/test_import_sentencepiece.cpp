@@ -45,18 +45,19 @@ SpmVocab small_spm_vocab() {
     v.pieces.push_back(buf);
     v.types.push_back(static_cast<int32_t>(TokenType::kByte));
   }
-  const std::vector<std::string> merged = {"\xE2\x96\x81t", "he", "\xE2\x96\x81the", "\xE2\x96\x81a", "in",
-                                           "er", "an", "\xE2\x96\x81w", "or", "\xE2\x96\x81word"};
+  const std::string sp = "\xE2\x96\x81";  // U+2581, SentencePiece's space
+  const std::vector<std::string> merged = {sp + "t", "he", sp + "the", sp + "a", "in",
+                                           "er", "an", sp + "w", "or", sp + "word"};
   for (const std::string& p : merged) {
     v.pieces.push_back(p);
     v.types.push_back(static_cast<int32_t>(TokenType::kNormal));
   }
-  const std::string letters = "abcdefghijklmnopqrstuvwxyz\xE2\x96\x81";
+  const std::string letters = "abcdefghijklmnopqrstuvwxyz";
   for (size_t i = 0; i < 26; ++i) {
     v.pieces.push_back(std::string(1, letters[i]));
     v.types.push_back(static_cast<int32_t>(TokenType::kNormal));
   }
-  v.pieces.push_back("\xE2\x96\x81");
+  v.pieces.push_back(sp);
   v.types.push_back(static_cast<int32_t>(TokenType::kNormal));
   v.scores.assign(v.pieces.size(), 0.0f);
   for (size_t i = 262; i < v.pieces.size(); ++i) v.scores[i] = -static_cast<float>(i - 262);
