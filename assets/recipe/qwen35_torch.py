@@ -191,7 +191,8 @@ class GatedDeltaNet(nn.Module):
         k = k.repeat_interleave(rep, dim=2)
         beta = torch.sigmoid(self.in_proj_b(x).float())
         g = -self.A_log.float().exp() * F.softplus(self.in_proj_a(x).float() + self.dt_bias.float())
-        o = chunk_gated_delta_rule(q, k, v.float(), g, beta)
+        with torch.autocast(device_type=x.device.type, enabled=False):  # the recurrence stays f32
+            o = chunk_gated_delta_rule(q, k, v.float(), g, beta)
         z = self.in_proj_z(x).reshape(B, T, self.nv, self.dv)
         y = self.norm(o, z).reshape(B, T, self.value_dim).type_as(x)
         return self.out_proj(y)
