@@ -6,10 +6,12 @@
 # DATA_DIR: prepare_data.py's output plus tokenize_data.py's valid.u16 (for the measurements)
 # Writes assets/qwenchat-default.gguf (Q8_0 with the MTP block) and assets/recipe/metrics-cpu.json.
 set -euo pipefail
-CK=$1
 DATA=$2
 BUILD=${3:-build}
 R=assets/recipe
+CK=$(mktemp -d)  # the returned files may be read-only: work on a copy with the tokenizer files added
+trap 'rm -rf "$CK"' EXIT
+cp "$1"/config.json "$1"/model.safetensors.index.json "$1"/model-*.safetensors "$CK/"
 cp "$R/tokenizer.model" "$R/tokenizer_config.json" "$R/chat_template.jinja" "$CK/"
 /usr/bin/python3 "$R/check_against_engine.py" --convert "$BUILD/app/convert/qwenchat-convert" \
   --cli "$BUILD/app/qwenchat-cli" --spm "$R/tokenizer.model" --checkpoint "$CK" --tokens 48

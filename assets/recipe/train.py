@@ -72,6 +72,9 @@ def main():
     ap.add_argument("--seed", type=int, default=20261202)
     ap.add_argument("--train-seconds", type=float, default=110,
                     help="length of the schedule in wall-clock seconds of training (warmup, cosine to min)")
+    ap.add_argument("--steps", type=int, default=0,
+                    help="> 0: a step-based schedule of this many steps (reproducible run to run; "
+                         "--train-seconds then only stops a run that is too slow)")
     ap.add_argument("--save-every", type=float, default=25, help="seconds between checkpoint saves")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--seq", type=int, default=512)
@@ -141,7 +144,7 @@ def main():
         # not by a step count (the step count reached is recorded in metrics.json).
         if step < args.warmup:
             return args.lr * (step + 1) / args.warmup
-        p = min(1.0, train_s / args.train_seconds)
+        p = min(1.0, (step / args.steps) if args.steps > 0 else (train_s / args.train_seconds))
         return args.lr * (args.min_lr_frac + (1 - args.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * p)))
 
     metrics = {"parameters_main": n_main, "parameters_mtp": n_mtp, "train_tokens_in_stream": int(len(stream)),
@@ -168,7 +171,7 @@ def main():
     try:
         while True:
             train_s = time.time() - t_train
-            if train_s > args.train_seconds:
+            if train_s > args.train_seconds or (args.steps > 0 and step >= args.steps):
                 break
             starts = rng.integers(0, n_windows, size=args.batch)
             x = torch.from_numpy(np.stack([stream[s:s + T + 1] for s in starts]).astype(np.int64)).to(
