@@ -115,8 +115,9 @@ def main():
     args = ap.parse_args()
     valid = np.fromfile(os.path.join(args.data, "valid.u16"), dtype="<u2").astype(np.int64)
     res = {"model": args.model, "backend": args.backend}
-    res["perplexity"] = perplexity(args.cli, args.model, valid, args.backend, args.ppl_windows, args.ppl_seq)
-    for name in ("eval_arith", "eval_define", "eval_define_seen"):
+    if args.ppl_windows > 0:
+        res["perplexity"] = perplexity(args.cli, args.model, valid, args.backend, args.ppl_windows, args.ppl_seq)
+    for name in ("eval_arith", "eval_define", "eval_define_seen") if args.limit > 0 else ():
         res[name] = exact_match(args.cli, args.model, os.path.join(args.data, name + ".jsonl"), args.backend,
                                 args.limit)
     res["mtp"] = mtp_runs(args.cli, args.model, args.backend, args.threads or None, args.mtp_tokens)
