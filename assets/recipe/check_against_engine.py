@@ -74,6 +74,9 @@ def main():
     ap.add_argument("--checkpoint", help="a trained checkpoint folder (config.json, safetensors)")
     ap.add_argument("--random", action="store_true")
     ap.add_argument("--tokens", type=int, default=70)
+    ap.add_argument("--docs", help="train.jsonl: also check that tokenize_data.py's ids for its first chat "
+                                   "documents equal the engine's (qwenchat-cli tokenize, specials parsed)")
+    ap.add_argument("--n-docs", type=int, default=40)
     args = ap.parse_args()
     ok = True
 
@@ -121,6 +124,24 @@ def main():
         model = model.double().eval()
         gguf = os.path.join(work, "m.gguf")
         subprocess.run([args.convert, ck, gguf, "--outtype", "f32", "--quiet"], check=True)
+        if args.docs:
+            import tokenize_data as td
+            td._init_sp(os.path.join(ck, "tokenizer.model"))
+            n = differ = 0
+            for line in open(args.docs, encoding="utf-8"):
+                r = json.loads(line)
+                if "c" not in r:
+                    continue
+                ids = td.encode_doc(line).tolist()[:-1]  # without the <|endoftext|> appended after a document
+                text = "".join(t for _, t in r["c"])
+                out = subprocess.run([args.cli, "tokenize", "--model", gguf, "--text", text], check=True,
+                                     capture_output=True, text=True).stdout
+                n += 1
+                differ += json.loads(out) != ids
+                if n >= args.n_docs:
+                    break
+            ok &= differ == 0
+            print(f"{'ok  ' if differ == 0 else 'FAIL'} training token ids == engine's for {n - differ}/{n} chat documents")
         g = torch.Generator().manual_seed(2)
         tokens = torch.randint(300, c.vocab_size, (args.tokens,), generator=g).tolist()
         lg, ml = engine_logits(args.cli, gguf, tokens, os.path.join(work, "l.bin"))
