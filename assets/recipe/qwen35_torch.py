@@ -140,7 +140,7 @@ def chunk_gated_delta_rule(q, k, v, g, beta, chunk=64):
     strict = torch.tril(torch.ones(chunk, chunk, dtype=torch.bool, device=q.device), -1)
     a = (k_beta @ k.transpose(-1, -2)) * decay * strict
     eye = torch.eye(chunk, dtype=a.dtype, device=a.device)
-    w = torch.linalg.solve_triangular(eye + a, eye.expand_as(a), upper=False)  # (I + A)^-1
+    w = torch.linalg.solve_triangular(eye + a, eye.expand_as(a).contiguous(), upper=False)  # (I + A)^-1
     u = w @ v_beta                                     # pseudo-values
     kc = w @ (k_beta * g.exp().unsqueeze(-1))          # decayed keys against the incoming state
     causal = torch.tril(torch.ones(chunk, chunk, dtype=torch.bool, device=q.device))
