@@ -1,5 +1,5 @@
 // qwenchat-convert: converts a Hugging Face Qwen3.5 checkpoint folder (config.json, *.safetensors,
-// tokenizer.json, tokenizer_config.json) into a qwen35 GGUF in llama.cpp's layout, streaming tensor by
+// tokenizer.json or tokenizer.model, tokenizer_config.json) into a qwen35 GGUF in llama.cpp's layout, streaming tensor by
 // tensor. Q8_0 by default; norms, conv taps, ssm_a, dt bias, ssm_alpha/ssm_beta stay F32.
 #include <unistd.h>
 

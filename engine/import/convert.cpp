@@ -5,6 +5,7 @@
 #include "gguf/writer.h"
 #include "import/hf_tokenizer.h"
 #include "tokenizer/bpe_trainer.h"
+#include "tokenizer/gguf_vocab.h"
 
 namespace qc {
 
@@ -27,6 +28,7 @@ Result<ConvertSummary> convert_hf_checkpoint(const ConvertOptions& o) {
   to.config_eos = config.eos_token_id;
   to.config_bos = config.bos_token_id;
   QC_ASSIGN(const HfTokenizer tok, read_hf_tokenizer(o.input_dir, to));
+  for (const std::string& n : tok.notices) notice(n);
   if (tok.chat_template.empty())
     notice("no chat template found (tokenizer_config.json, chat_template.jinja)");
 
@@ -41,11 +43,15 @@ Result<ConvertSummary> convert_hf_checkpoint(const ConvertOptions& o) {
     sections.resize(4, 0);
     w.set("qwen35.rope.dimension_sections", gguf::Value::i32s(sections));
   }
-  write_bpe_vocab_metadata(w, tok.vocab, tok.chat_template);
+  if (tok.sentencepiece) {
+    write_spm_vocab_metadata(w, tok.spm, tok.chat_template);
+  } else {
+    write_bpe_vocab_metadata(w, tok.vocab, tok.chat_template);
+  }
 
   ConvertSummary summary;
   summary.shape = plan.shape;
-  summary.n_tokens = tok.vocab.tokens.size();
+  summary.n_tokens = tok.sentencepiece ? tok.spm.pieces.size() : tok.vocab.tokens.size();
   summary.template_source = tok.template_source;
   for (const ImportTensor& t : plan.tensors) {
     QC_TRY(w.add_tensor(t.gguf.name, ggml_type_id(t.out_type), t.gguf.shape));

@@ -1,12 +1,14 @@
 #include "import/hf_tokenizer.h"
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_map>
 
 #include "tokenizer/pretokenizer.h"
+#include "tokenizer/spm_proto.h"
 
 namespace qc {
 namespace {
@@ -50,34 +52,25 @@ Result<std::string> config_template(const json& cfg, const std::string& src) {
                     ": chat_template: expected a string or a list with a {\"name\": \"default\"} entry");
 }
 
-}  // namespace
+// Special ids, the chat template and padding from the files beside the vocabulary.
+struct SideFiles {
+  int32_t eos = -1, bos = -1, pad = -1;  // -1: not named (or not a token of the vocabulary)
+  std::string chat_template;
+  std::string template_source;
+};
 
-Result<HfTokenizer> read_hf_tokenizer(const std::string& dir, const HfTokenizerOptions& options) {
-  HfTokenizer out;
-  const std::string tok_path = (fs::path(dir) / "tokenizer.json").string();
+Result<SideFiles> read_side_files(const std::string& dir,
+                                  const std::function<int32_t(const std::string&)>& id_of) {
+  SideFiles out;
   std::error_code ec;
-  if (!fs::exists(tok_path, ec)) {
-    return make_error(tok_path + ": missing", "the checkpoint folder needs a byte-level BPE tokenizer.json");
-  }
-  QC_ASSIGN(const std::string tok_text, read_text(tok_path));
-  QC_ASSIGN(out.vocab, bpe_vocab_from_tokenizer_json(tok_text, tok_path));
-  BpeVocab& v = out.vocab;
-
-  std::unordered_map<std::string, int32_t> ids;
-  for (size_t i = 0; i < v.tokens.size(); ++i) ids.emplace(v.tokens[i], static_cast<int32_t>(i));
-  const auto id_of = [&](const std::string& text) -> int32_t {
-    const auto it = ids.find(text);
-    return it == ids.end() ? -1 : it->second;
-  };
-
   const std::string cfg_path = (fs::path(dir) / "tokenizer_config.json").string();
   if (fs::exists(cfg_path, ec)) {
     QC_ASSIGN(const std::string cfg_text, read_text(cfg_path));
     const json cfg = json::parse(cfg_text, nullptr, /*allow_exceptions=*/false);
     if (cfg.is_discarded() || !cfg.is_object()) return make_error(cfg_path + ": not a JSON object");
-    v.eos = id_of(token_text(cfg, "eos_token"));
-    v.bos = id_of(token_text(cfg, "bos_token"));
-    v.pad = id_of(token_text(cfg, "pad_token"));
+    out.eos = id_of(token_text(cfg, "eos_token"));
+    out.bos = id_of(token_text(cfg, "bos_token"));
+    out.pad = id_of(token_text(cfg, "pad_token"));
     QC_ASSIGN(out.chat_template, config_template(cfg, cfg_path));
     if (!out.chat_template.empty()) out.template_source = "tokenizer_config.json";
   }
@@ -86,15 +79,105 @@ Result<HfTokenizer> read_hf_tokenizer(const std::string& dir, const HfTokenizerO
     QC_ASSIGN(out.chat_template, read_text(jinja_path));
     out.template_source = "chat_template.jinja";
   }
+  return out;
+}
+
+Status check_rows(const std::string& path, int32_t n_tokens, int n_rows) {
+  if (n_rows > 0 && n_tokens > n_rows) {
+    return make_error(path + ": " + std::to_string(n_tokens) + " tokens but the model has only " +
+                      std::to_string(n_rows) + " embedding rows (config.json vocab_size)");
+  }
+  return Status::success();
+}
+
+std::unordered_map<std::string, int32_t> index_of(const std::vector<std::string>& tokens) {
+  std::unordered_map<std::string, int32_t> ids;
+  for (size_t i = 0; i < tokens.size(); ++i) ids.emplace(tokens[i], static_cast<int32_t>(i));
+  return ids;
+}
+
+Result<HfTokenizer> read_sentencepiece(const std::string& dir, const std::string& path,
+                                       const HfTokenizerOptions& options) {
+  HfTokenizer out;
+  out.sentencepiece = true;
+  QC_ASSIGN(const std::string bytes, read_text(path));
+  std::string normalizer;
+  QC_ASSIGN(out.spm, parse_spm_model_proto(bytes, path, &normalizer));
+  SpmVocab& v = out.spm;
+  if (!normalizer.empty() && normalizer != "identity") {
+    out.notices.push_back(path + ": normalizer \"" + normalizer +
+                          "\" is not applied (a GGUF llama vocabulary has none; llama.cpp does the same)");
+  }
+  if (v.unigram) {
+    out.notices.push_back(path + ": a unigram model; the engine segments a llama vocabulary by piece score "
+                                 "(BPE), which may split some words differently");
+  }
+  const auto ids = index_of(v.pieces);
+  const auto id_of = [&](const std::string& text) -> int32_t {
+    const auto it = ids.find(text);
+    return it == ids.end() || text.empty() ? -1 : it->second;
+  };
+  QC_ASSIGN(const SideFiles side, read_side_files(dir, id_of));
+  out.chat_template = side.chat_template;
+  out.template_source = side.template_source;
+  const int32_t n_tokens = static_cast<int32_t>(v.pieces.size());
+  const auto in_range = [&](int32_t id) { return id >= 0 && id < n_tokens; };
+  // tokenizer_config.json first, then the model's own ids, then config.json.
+  if (side.eos >= 0) v.eos = side.eos;
+  if (side.bos >= 0) v.bos = side.bos;
+  if (side.pad >= 0) v.pad = side.pad;
+  if (!in_range(v.eos)) v.eos = in_range(options.config_eos) ? options.config_eos : -1;
+  if (!in_range(v.bos)) v.bos = in_range(options.config_bos) ? options.config_bos : -1;
+  if (!in_range(v.pad)) v.pad = -1;
+
+  QC_TRY(check_rows(path, n_tokens, options.n_rows));
+  if (v.types.empty()) v.types.assign(v.pieces.size(), static_cast<int32_t>(TokenType::kNormal));
+  if (v.scores.empty()) v.scores.assign(v.pieces.size(), 0.0f);
+  for (int32_t i = n_tokens; i < options.n_rows; ++i) {
+    v.pieces.push_back("[PAD" + std::to_string(i) + "]");
+    v.scores.push_back(0.0f);
+    v.types.push_back(static_cast<int32_t>(TokenType::kUnused));
+  }
+  v.remove_extra_whitespaces = false;  // what spm_vocab_from_gguf reads back for every llama vocabulary
+  auto check = make_spm_tokenizer(v);
+  if (!check.ok()) return make_error(path + ": " + check.error().message, check.error().hint);
+  return out;
+}
+
+}  // namespace
+
+Result<HfTokenizer> read_hf_tokenizer(const std::string& dir, const HfTokenizerOptions& options) {
+  std::error_code ec;
+  const std::string spm_path = (fs::path(dir) / "tokenizer.model").string();
+  if (fs::exists(spm_path, ec)) return read_sentencepiece(dir, spm_path, options);
+
+  HfTokenizer out;
+  const std::string tok_path = (fs::path(dir) / "tokenizer.json").string();
+  if (!fs::exists(tok_path, ec)) {
+    return make_error(tok_path + ": missing", "the checkpoint folder needs a byte-level BPE tokenizer.json or a "
+                                              "SentencePiece tokenizer.model");
+  }
+  QC_ASSIGN(const std::string tok_text, read_text(tok_path));
+  QC_ASSIGN(out.vocab, bpe_vocab_from_tokenizer_json(tok_text, tok_path));
+  BpeVocab& v = out.vocab;
+
+  const auto ids = index_of(v.tokens);
+  const auto id_of = [&](const std::string& text) -> int32_t {
+    const auto it = ids.find(text);
+    return it == ids.end() ? -1 : it->second;
+  };
+  QC_ASSIGN(const SideFiles side, read_side_files(dir, id_of));
+  v.eos = side.eos;
+  v.bos = side.bos;
+  v.pad = side.pad;
+  out.chat_template = side.chat_template;
+  out.template_source = side.template_source;
   const int32_t n_tokens = static_cast<int32_t>(v.tokens.size());
   if (v.eos < 0 && options.config_eos >= 0 && options.config_eos < n_tokens) v.eos = options.config_eos;
   if (v.bos < 0 && options.config_bos >= 0 && options.config_bos < n_tokens) v.bos = options.config_bos;
 
+  QC_TRY(check_rows(tok_path, n_tokens, options.n_rows));
   if (options.n_rows > 0) {
-    if (n_tokens > options.n_rows) {
-      return make_error(tok_path + ": " + std::to_string(n_tokens) + " tokens but the model has only " +
-                        std::to_string(options.n_rows) + " embedding rows (config.json vocab_size)");
-    }
     if (v.token_types.empty())
       v.token_types.assign(v.tokens.size(), static_cast<int32_t>(TokenType::kNormal));
     for (int32_t i = n_tokens; i < options.n_rows; ++i) {

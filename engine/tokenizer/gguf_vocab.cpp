@@ -2,6 +2,7 @@
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "tokenizer/bpe_trainer.h"
+#include "tokenizer/gguf_vocab.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 
@@ -124,6 +125,25 @@ void write_bpe_vocab_metadata(gguf::Writer& w, const BpeVocab& v, std::string_vi
   if (v.pad >= 0) w.set("tokenizer.ggml.padding_token_id", gguf::Value::of_u32(static_cast<uint32_t>(v.pad)));
   if (v.eot >= 0) w.set("tokenizer.ggml.eot_token_id", gguf::Value::of_u32(static_cast<uint32_t>(v.eot)));
   w.set("tokenizer.ggml.add_bos_token", gguf::Value::of_bool(false));
+  if (!chat_template.empty())
+    w.set("tokenizer.chat_template", gguf::Value::of_string(std::string(chat_template)));
+}
+
+void write_spm_vocab_metadata(gguf::Writer& w, const SpmVocab& v, std::string_view chat_template) {
+  w.set(kModel, gguf::Value::of_string("llama"));
+  w.set("tokenizer.ggml.tokens", gguf::Value::strings(v.pieces));
+  std::vector<float> scores = v.scores;
+  if (scores.empty()) scores.assign(v.pieces.size(), 0.0f);
+  w.set("tokenizer.ggml.scores", gguf::Value::f32s(scores));
+  std::vector<int32_t> types = v.types;
+  if (types.empty()) types.assign(v.pieces.size(), static_cast<int32_t>(TokenType::kNormal));
+  w.set("tokenizer.ggml.token_type", gguf::Value::i32s(types));
+  if (v.bos >= 0) w.set("tokenizer.ggml.bos_token_id", gguf::Value::of_u32(static_cast<uint32_t>(v.bos)));
+  if (v.eos >= 0) w.set("tokenizer.ggml.eos_token_id", gguf::Value::of_u32(static_cast<uint32_t>(v.eos)));
+  if (v.pad >= 0) w.set("tokenizer.ggml.padding_token_id", gguf::Value::of_u32(static_cast<uint32_t>(v.pad)));
+  w.set("tokenizer.ggml.add_space_prefix", gguf::Value::of_bool(v.add_space_prefix));
+  w.set("tokenizer.ggml.add_bos_token", gguf::Value::of_bool(false));
+  w.set("tokenizer.ggml.add_eos_token", gguf::Value::of_bool(false));
   if (!chat_template.empty())
     w.set("tokenizer.chat_template", gguf::Value::of_string(std::string(chat_template)));
 }

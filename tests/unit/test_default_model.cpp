@@ -1,0 +1,125 @@
+// The embedded default model (assets/qwenchat-default.gguf, trained by assets/recipe/), on the CPU backend:
+//  - answers whose correctness does not come from the model: 17 + 25 = 42, and a WordNet definition that
+//    starts with the word and its part of speech (the format every definition exercise was trained in);
+//  - greedy with MTP gives exactly the tokens of greedy without it, and the trained draft head is
+//    accepted at a rate far above chance (the recipe's target is 0.6 at draft length 1);
+//  - the golden greedy streams in tests/golden/default_model/greedy.json (recorded from this engine on the
+//    committed file; QWENCHAT_UPDATE_GOLDEN=1 rewrites them after the model is retrained) are reproduced
+//    bit for bit, with the logits hash.
+// Skipped while the model is not committed: the build then ships a random-weight stand-in (assets/CMakeLists).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "generate/generator.h"
+#include "qwenchat/engine.h"
+#include "tokenizer/chat_format.h"
+
+namespace qc {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kModel = std::string(QWENCHAT_SOURCE_DIR) + "/assets/qwenchat-default.gguf";
+const std::string kGolden = std::string(QWENCHAT_SOURCE_DIR) + "/tests/golden/default_model/greedy.json";
+
+struct Reply {
+  std::vector<int32_t> tokens;
+  std::string text;
+  std::string logits_hash;
+  double accept0 = 0.0;
+};
+
+Reply greedy_chat(const std::string& question, int max_tokens, int draft) {
+  EngineOptions eo;
+  eo.model_path = kModel;
+  eo.backend = BackendKind::kCpu;
+  eo.n_ctx = 512;
+  eo.n_threads = 1;
+  auto engine = Engine::open(eo);
+  EXPECT_TRUE(engine.ok()) << engine.error().describe();
+  if (!engine.ok()) return {};
+  const Tokenizer& tok = (*engine)->tokenizer();
+  GenerateRequest req;
+  ChatRenderOptions ro;
+  ro.thinking = false;
+  auto prompt = encode_chat(tok, {{"user", question, ""}}, ro);
+  EXPECT_TRUE(prompt.ok());
+  req.prompt = *prompt;
+  req.max_new_tokens = max_tokens;
+  req.sampler = SamplerParams::greedy();
+  req.stop_tokens = tok.special().stop;
+  req.mtp.enabled = draft > 0;
+  req.mtp.draft_len = draft > 0 ? draft : 1;
+  Generator gen((*engine)->backend(), tok);
+  auto r = gen.generate(req);
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  if (!r.ok()) return {};
+  return {r->tokens, r->text, r->stats.final_logits_hash, draft > 0 ? r->stats.mtp_acceptance(0) : 0.0};
+}
+
+class DefaultModel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kModel)) GTEST_SKIP() << kModel << " is not committed yet (the build uses a random stand-in)";
+  }
+};
+
+TEST_F(DefaultModel, AnswersArithmeticAndDefinitions) {
+  const Reply sum = greedy_chat("What is 17 + 25?", 24, 0);
+  EXPECT_NE(sum.text.find("42"), std::string::npos) << sum.text;
+  const Reply def = greedy_chat("Define: lantern", 48, 0);
+  EXPECT_EQ(def.text.rfind("Lantern (noun):", 0), 0u) << def.text;
+}
+
+TEST_F(DefaultModel, MtpIsExactAndItsDraftsAreAccepted) {
+  for (const char* q : {"Define: river", "What is 8 * 7?", "Tell me a fortune."}) {
+    const Reply plain = greedy_chat(q, 48, 0);
+    for (int draft : {1, 2}) {
+      const Reply spec = greedy_chat(q, 48, draft);
+      EXPECT_EQ(spec.tokens, plain.tokens) << q << " draft " << draft;
+      // Chance agreement over an 8192-token vocabulary is ~0; the recipe measured its target 0.6 on
+      // longer runs (assets/README.md); 0.4 on one short reply leaves room for variance.
+      if (draft == 1) {
+        EXPECT_GE(spec.accept0, 0.4) << q;
+      }
+    }
+  }
+}
+
+TEST_F(DefaultModel, GoldenGreedyStreams) {
+  const std::vector<std::string> prompts = {"What is 17 + 25?", "Define: lantern", "Hello", "Spell \"window\"."};
+  nlohmann::json got = nlohmann::json::array();
+  for (const std::string& p : prompts) {
+    const Reply r = greedy_chat(p, 40, 0);
+    got.push_back({{"prompt", p}, {"tokens", r.tokens}, {"text", r.text}, {"logits_hash", r.logits_hash}});
+  }
+  if (std::getenv("QWENCHAT_UPDATE_GOLDEN")) {
+    fs::create_directories(fs::path(kGolden).parent_path());
+    nlohmann::json doc = {{"format", "qwenchat-golden-greedy"},
+                          {"version", 1},
+                          {"produced_by", "test_default_model.cpp GoldenGreedyStreams, QWENCHAT_UPDATE_GOLDEN=1: "
+                                          "greedy chat (thinking off), 40 tokens, cpu backend, 1 thread"},
+                          {"model_bytes", fs::file_size(kModel)},
+                          {"cases", got}};
+    std::ofstream(kGolden) << doc.dump(1) << "\n";
+    GTEST_SKIP() << "rewrote " << kGolden;
+  }
+  std::ifstream in(kGolden);
+  ASSERT_TRUE(in.good()) << kGolden << " is missing: run with QWENCHAT_UPDATE_GOLDEN=1 once the model is committed";
+  const nlohmann::json golden = nlohmann::json::parse(in);
+  ASSERT_EQ(golden.value("format", ""), "qwenchat-golden-greedy");
+  ASSERT_EQ(golden.value("model_bytes", uint64_t{0}), fs::file_size(kModel))
+      << "the golden streams were recorded from another model file: re-record them";
+  ASSERT_EQ(golden["cases"].size(), got.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(golden["cases"][i]["tokens"], got[i]["tokens"]) << prompts[i];
+    EXPECT_EQ(golden["cases"][i]["logits_hash"], got[i]["logits_hash"]) << prompts[i];
+  }
+}
+
+}  // namespace
+}  // namespace qc
