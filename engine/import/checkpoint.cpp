@@ -6,20 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "util/read_file.h"
+
 namespace qc {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-Result<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot open the file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return make_error(path + ": read error");
-  return buf.str();
-}
 
 // A shard name from the index must stay inside the checkpoint folder.
 bool plain_file_name(const std::string& s) {
@@ -56,7 +49,7 @@ Result<std::unique_ptr<Checkpoint>> Checkpoint::open(const std::string& dir) {
     return c;
   }
 
-  QC_ASSIGN(const std::string text, read_text(index_path));
+  QC_ASSIGN(const std::string text, read_whole_file(index_path));
   const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return make_error(index_path + ": not a JSON object");
   const auto wm = j.find("weight_map");

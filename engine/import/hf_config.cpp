@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "util/read_file.h"
+
 namespace qc {
 namespace {
 
@@ -256,12 +258,8 @@ Result<HfTextConfig> parse_hf_config(std::string_view json_text, const std::stri
 }
 
 Result<HfTextConfig> read_hf_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot open the file", "a checkpoint folder needs its config.json");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return make_error(path + ": read error");
-  return parse_hf_config(buf.str(), path);
+  QC_ASSIGN(const std::string text, read_whole_file(path, "a checkpoint folder needs its config.json"));
+  return parse_hf_config(text, path);
 }
 
 Result<ModelShape> shape_from_hf_config(const HfTextConfig& c, int n_mtp, const std::string& name) {

@@ -1,29 +1,21 @@
 #include "import/hf_tokenizer.h"
 
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_map>
 
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/spm_proto.h"
+#include "util/read_file.h"
 
 namespace qc {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-Result<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot open the file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return make_error(path + ": read error");
-  return buf.str();
-}
 
 // tokenizer_config.json names special tokens as a string or as an AddedToken object {"content": ...}.
 std::string token_text(const json& cfg, const char* key) {
@@ -65,7 +57,7 @@ Result<SideFiles> read_side_files(const std::string& dir,
   std::error_code ec;
   const std::string cfg_path = (fs::path(dir) / "tokenizer_config.json").string();
   if (fs::exists(cfg_path, ec)) {
-    QC_ASSIGN(const std::string cfg_text, read_text(cfg_path));
+    QC_ASSIGN(const std::string cfg_text, read_whole_file(cfg_path));
     const json cfg = json::parse(cfg_text, nullptr, /*allow_exceptions=*/false);
     if (cfg.is_discarded() || !cfg.is_object()) return make_error(cfg_path + ": not a JSON object");
     out.eos = id_of(token_text(cfg, "eos_token"));
@@ -76,7 +68,7 @@ Result<SideFiles> read_side_files(const std::string& dir,
   }
   const std::string jinja_path = (fs::path(dir) / "chat_template.jinja").string();
   if (fs::exists(jinja_path, ec)) {
-    QC_ASSIGN(out.chat_template, read_text(jinja_path));
+    QC_ASSIGN(out.chat_template, read_whole_file(jinja_path));
     out.template_source = "chat_template.jinja";
   }
   return out;
@@ -100,7 +92,7 @@ Result<HfTokenizer> read_sentencepiece(const std::string& dir, const std::string
                                        const HfTokenizerOptions& options) {
   HfTokenizer out;
   out.sentencepiece = true;
-  QC_ASSIGN(const std::string bytes, read_text(path));
+  QC_ASSIGN(const std::string bytes, read_whole_file(path));
   std::string normalizer;
   QC_ASSIGN(out.spm, parse_spm_model_proto(bytes, path, &normalizer));
   SpmVocab& v = out.spm;
@@ -109,8 +101,9 @@ Result<HfTokenizer> read_sentencepiece(const std::string& dir, const std::string
                           "\" is not applied (a GGUF llama vocabulary has none; llama.cpp does the same)");
   }
   if (v.unigram) {
-    out.notices.push_back(path + ": a unigram model; the engine segments a llama vocabulary by piece score "
-                                 "(BPE), which may split some words differently");
+    out.notices.push_back(path +
+                          ": a unigram model; the engine segments a llama vocabulary by piece score "
+                          "(BPE), which may split some words differently");
   }
   const auto ids = index_of(v.pieces);
   const auto id_of = [&](const std::string& text) -> int32_t {
@@ -154,10 +147,11 @@ Result<HfTokenizer> read_hf_tokenizer(const std::string& dir, const HfTokenizerO
   HfTokenizer out;
   const std::string tok_path = (fs::path(dir) / "tokenizer.json").string();
   if (!fs::exists(tok_path, ec)) {
-    return make_error(tok_path + ": missing", "the checkpoint folder needs a byte-level BPE tokenizer.json or a "
-                                              "SentencePiece tokenizer.model");
+    return make_error(tok_path + ": missing",
+                      "the checkpoint folder needs a byte-level BPE tokenizer.json or a "
+                      "SentencePiece tokenizer.model");
   }
-  QC_ASSIGN(const std::string tok_text, read_text(tok_path));
+  QC_ASSIGN(const std::string tok_text, read_whole_file(tok_path));
   QC_ASSIGN(out.vocab, bpe_vocab_from_tokenizer_json(tok_text, tok_path));
   BpeVocab& v = out.vocab;
 

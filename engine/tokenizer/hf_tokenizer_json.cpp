@@ -9,6 +9,7 @@
 
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
+#include "util/read_file.h"
 
 namespace qc {
 namespace {
@@ -166,12 +167,8 @@ Result<BpeVocab> bpe_vocab_from_tokenizer_json(std::string_view json_text, const
 }
 
 Result<std::unique_ptr<Tokenizer>> load_tokenizer_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot open the file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return make_error(path + ": read error");
-  QC_ASSIGN(const BpeVocab v, bpe_vocab_from_tokenizer_json(buf.str(), path));
+  QC_ASSIGN(const std::string text, read_whole_file(path));
+  QC_ASSIGN(const BpeVocab v, bpe_vocab_from_tokenizer_json(text, path));
   auto t = make_bpe_tokenizer(v);
   if (!t.ok()) return make_error(path + ": " + t.error().message, t.error().hint);
   return t;

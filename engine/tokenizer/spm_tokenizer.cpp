@@ -9,6 +9,7 @@
 #include "tokenizer/special_tokens.h"
 #include "tokenizer/spm_proto.h"
 #include "tokenizer/tokenizer.h"
+#include "util/read_file.h"
 
 namespace qc {
 namespace {
@@ -187,12 +188,7 @@ Result<std::unique_ptr<Tokenizer>> make_spm_tokenizer(const SpmVocab& v) {
 }
 
 Result<std::unique_ptr<Tokenizer>> load_sentencepiece_model(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot open the file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return make_error(path + ": read error");
-  const std::string bytes = buf.str();
+  QC_ASSIGN(const std::string bytes, read_whole_file(path));
   QC_ASSIGN(const SpmVocab info, parse_spm_model_proto(bytes, path));
   return SpmTokenizer::create(bytes, info, path);
 }
