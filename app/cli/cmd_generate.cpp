@@ -108,6 +108,8 @@ Status cmd_generate(int argc, char** argv) {
   QC_ASSIGN(const long long max_tokens, args.get_int("max-tokens", 128, 0, 1 << 24));
   req.max_new_tokens = static_cast<int>(max_tokens);
   QC_ASSIGN(auto engine, Engine::open(eo));
+  if (const std::string note = engine->backend().info().note; !note.empty())
+    std::fprintf(stderr, "note: %s\n", note.c_str());
   const Tokenizer& tok = engine->tokenizer();
   if (args.has("chat")) {
     ChatRenderOptions ro;

@@ -202,8 +202,13 @@ void ModelPanel::facts(UiContext& ctx) {
       row("  state", format_bytes(f.backend.memory_bytes) + " (caches and scratch)");
     }
     row("Bytes/token", format_bytes(f.bytes_per_token) + " of weights read per decoded token");
+    if (f.backend.read_ceiling_gbs > 0) {
+      std::snprintf(buf, sizeof buf, "%.0f GB/s read ceiling measured at load", f.backend.read_ceiling_gbs);
+      row("Bandwidth", buf);
+    }
     ImGui::EndTable();
   }
+  if (!f.backend.note.empty()) text_wrapped_colored(ctx.theme.warning, "%s", f.backend.note.c_str());
 }
 
 }  // namespace qc::gui

@@ -43,7 +43,7 @@ int ctx_bucket(int need, int n_ctx) {
 }
 
 Status layout_state(const ModelConfig& c, const DeviceModel& m, int n_ctx, Carver& rec, Carver& hist,
-                    Carver& kv, StateBuffers* out) {
+                    Carver& kv, StateBuffers* out, bool with_history) {
   StateBuffers s;
   int n_gdn = 0;
   std::vector<int> kv_heads;
@@ -63,8 +63,8 @@ Status layout_state(const ModelConfig& c, const DeviceModel& m, int n_ctx, Carve
   s.gdn_state = base;
   s.conv_ring = base ? base + static_cast<size_t>(n_gdn) * s.state_floats : nullptr;
   // History slots for the speculative forward (MTP verification), only where drafts exist.
-  s.history_slot_floats = static_cast<size_t>(n_gdn) * s.state_floats;
-  if (m.has_mtp && n_gdn > 0)
+  s.history_slot_floats = with_history ? static_cast<size_t>(n_gdn) * s.state_floats : 0;
+  if (with_history && m.has_mtp && n_gdn > 0)
     s.gdn_history = hist.take<float>(static_cast<size_t>(gpu::kMaxTokens - 1) * s.history_slot_floats);
   for (int nk : kv_heads) {
     const size_t elems = static_cast<size_t>(nk) * n_ctx * c.head_dim;
@@ -151,13 +151,13 @@ std::string MemoryEstimate::describe() const {
 }
 
 Result<MemoryEstimate> estimate_memory(const ModelConfig& c, const ModelWeights& w, bool have_data, int n_ctx,
-                                       int sm_count) {
+                                       bool with_history, int sm_count) {
   Carver wc;
   QC_ASSIGN(const DeviceModel m, layout_model(c, w, have_data, wc));
   Carver rec, hist, kv, sc;
   StateBuffers st;
   Scratch scratch;
-  QC_TRY(layout_state(c, m, n_ctx, rec, hist, kv, &st));
+  QC_TRY(layout_state(c, m, n_ctx, rec, hist, kv, &st, with_history));
   QC_TRY(layout_scratch(c, m, n_ctx, sm_count, sc, &scratch));
   MemoryEstimate e;
   e.weights = wc.bytes();

@@ -85,8 +85,10 @@ inline constexpr int kMinCtxBucket = 256;
 // per bucket: the smallest power of two >= need (at least kMinCtxBucket), capped at n_ctx.
 int ctx_bucket(int need, int n_ctx);
 
+// with_history: lay out the GDN state history (MTP models only); without it the speculative forward is
+// not available and MTP verification falls back to snapshot + restore + re-run.
 Status layout_state(const ModelConfig& c, const DeviceModel& m, int n_ctx, Carver& recurrent, Carver& history,
-                    Carver& kv, StateBuffers* out);
+                    Carver& kv, StateBuffers* out, bool with_history = true);
 Status layout_scratch(const ModelConfig& c, const DeviceModel& m, int n_ctx, int sm_count, Carver& carver,
                       Scratch* out);
 
@@ -103,6 +105,6 @@ struct MemoryEstimate {
 };
 
 Result<MemoryEstimate> estimate_memory(const ModelConfig& c, const ModelWeights& w, bool have_data, int n_ctx,
-                                       int sm_count);
+                                       bool with_history, int sm_count);
 
 }  // namespace qc::cuda

@@ -106,10 +106,27 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   b->sm_count_ = prop.multiProcessorCount;
 
   // 1. The estimate, before any allocation.
-  QC_ASSIGN(b->mem_, estimate_memory(config, weights, have_data, b->n_ctx_, b->sm_count_));
+  QC_ASSIGN(b->mem_,
+            estimate_memory(config, weights, have_data, b->n_ctx_, /*with_history=*/true, b->sm_count_));
   size_t free_b = 0, total_b = 0;
   QC_CU(cudaMemGetInfo(&free_b, &total_b));
   const uint64_t avail = options.memory_limit ? options.memory_limit : free_b;
+  // The MTP state history (432 MiB for the 27B) is worth a model that loads: without it, MTP verification
+  // falls back to snapshot + restore + re-run (one extra weight pass per rejection), still exact.
+  bool with_history = true;
+  if (b->mem_.total() + kMemoryReserve > avail && b->mem_.history > 0 &&
+      b->mem_.total() - b->mem_.history + kMemoryReserve <= avail) {
+    with_history = false;
+    char note[200];
+    std::snprintf(note, sizeof note,
+                  "the MTP state history (%.2f GiB) does not fit: MTP verification re-runs accepted tokens "
+                  "after a rejection instead (exact, one extra weight pass per rejection)",
+                  gib(b->mem_.history));
+    b->load_note_ = note;
+    QC_ASSIGN(b->mem_,
+              estimate_memory(config, weights, have_data, b->n_ctx_, /*with_history=*/false, b->sm_count_));
+  }
+  b->spec_capable_ = with_history;  // false only where a history was needed (GDN layers and an MTP block)
   if (b->mem_.total() + kMemoryReserve > avail) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "%.2f GiB are free on %s (%.2f GiB total; %.2f GiB kept for the runtime)",
@@ -127,7 +144,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   Carver wc(b->weights_block_.get()), rc(b->recurrent_block_.get()), hc2(b->history_block_.get()),
       kc2(b->kv_block_.get()), sc(b->scratch_block_.get());
   QC_ASSIGN(b->model_, layout_model(config, weights, have_data, wc));
-  QC_TRY(layout_state(config, b->model_, b->n_ctx_, rc, hc2, kc2, &b->st_));
+  QC_TRY(layout_state(config, b->model_, b->n_ctx_, rc, hc2, kc2, &b->st_, with_history));
   QC_TRY(layout_scratch(config, b->model_, b->n_ctx_, b->sm_count_, sc, &b->sc_));
   if (wc.bytes() != b->mem_.weights || rc.bytes() != b->mem_.recurrent || hc2.bytes() != b->mem_.history ||
       kc2.bytes() != b->mem_.kv_cache || sc.bytes() != b->mem_.scratch)
@@ -169,8 +186,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   }
   QC_CU(cudaMemsetAsync(b->scratch_block_.get(), 0, b->scratch_block_.size(), b->stream_));
   if (options.measure_ceiling) {
-    QC_ASSIGN(const ReadCeiling ceiling, measure_read_ceiling(b->weights_block_.get(), b->weights_block_.size(),
-                                                              b->sm_count_, kMemoryReserve, b->stream_));
+    QC_ASSIGN(const ReadCeiling ceiling,
+              measure_read_ceiling(b->weights_block_.get(), b->weights_block_.size(), b->sm_count_,
+                                   kMemoryReserve, b->stream_));
     b->read_ceiling_gbs_ = ceiling.gbs;
   }
   b->reset();
@@ -191,6 +209,7 @@ BackendInfo CudaBackend::info() const {
   i.device = device_name_ + " (" + num(sm_count_) + " SMs)";
   i.memory_bytes = mem_.resident();
   i.read_ceiling_gbs = read_ceiling_gbs_;
+  i.note = load_note_;
   for (const DeviceBlock& s : snaps_->slots) i.memory_bytes += s.size();
   return i;
 }

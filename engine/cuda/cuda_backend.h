@@ -99,8 +99,9 @@ class CudaBackend final : public Backend {
   Result<StepOutput> mtp_forward(int32_t token, std::span<const float> hidden, int pos) override;
   std::unique_ptr<StateSnapshot> snapshot() const override;
   Status restore(const StateSnapshot& snap) override;
+  // 0 without an MTP block, or when the state history was left out because it did not fit (load_note()).
   int max_speculative_tokens() const override {
-    return model_.has_mtp ? std::min(gpu::kMaxTokens, opt_.max_batch) : 0;
+    return model_.has_mtp && spec_capable_ ? std::min(gpu::kMaxTokens, opt_.max_batch) : 0;
   }
   Result<StepOutput> forward_speculative(std::span<const int32_t> tokens, int pos) override;
   Status commit(int m) override;
@@ -168,6 +169,8 @@ class CudaBackend final : public Backend {
   int sm_count_ = 0;
   MemoryEstimate mem_;
   double read_ceiling_gbs_ = 0.0;
+  bool spec_capable_ = true;  // the GDN state history exists (or there is no GDN layer to keep)
+  std::string load_note_;     // what the load chose that the user should know (BackendInfo::note)
   DeviceBlock weights_block_, recurrent_block_, history_block_, kv_block_, scratch_block_;
   DeviceModel model_;
   StateBuffers st_;

@@ -1,5 +1,7 @@
 #include "cuda/step_program.h"
 
+#include <algorithm>
+
 #include "attention.h"
 #include "embed.h"
 #include "gdn.h"
@@ -272,8 +274,11 @@ Status StepProgram::layer(Run& r, const DevLayer& L, float* h, const int* d_pos,
 
 Status StepProgram::enqueue_main(int m, int ctx_hint, const KernelConfig& cfg, cudaStream_t s,
                                  LaunchProfiler* prof, bool keep_states) const {
-  if (keep_states && st_.history_slot_floats > 0 && !st_.gdn_history)
-    return make_error("CUDA backend: a speculative forward needs the GDN state history (MTP models only)");
+  const bool any_gdn =
+      std::any_of(m_.layers.begin(), m_.layers.end(), [](const DevLayer& L) { return L.recurrent; });
+  if (keep_states && m > 1 && any_gdn && !st_.gdn_history)
+    return make_error(
+        "CUDA backend: a speculative forward needs the GDN state history (MTP models only, when it fits)");
   Run r = make_run(cfg, s, prof);
   r.keep_states = keep_states;
   const int H = c_.n_embd;

@@ -40,6 +40,8 @@ struct BackendInfo {
   // Read-only bandwidth of the device measured at load (cuda/read_ceiling.h); 0 = not measured (the CPU
   // backend, or a card with no room for the measurement).
   double read_ceiling_gbs = 0.0;
+  // What the load decided that the user should know (e.g. a part left out to fit the memory); may be empty.
+  std::string note;
 };
 
 class Backend {

@@ -237,6 +237,32 @@ TEST(CudaBackend, MemoryEstimateIsTheAllocation) {
   EXPECT_NE(small.error().message.find("KV cache"), std::string::npos) << small.error().message;
 }
 
+// When the MTP state history is all that does not fit, the model still loads without it: no speculative
+// forward, a note saying so, and MTP verification on the snapshot + re-run path with the same tokens.
+TEST(CudaBackend, HistoryLeftOutWhenItAloneDoesNotFit) {
+  QC_REQUIRE_CUDA_DEVICE();
+  auto model = load_model(DType::kQ8_0);
+  auto full = make_cuda(*model, KernelConfig{}, 512);
+  const MemoryEstimate& m = full->memory();
+  ASSERT_GT(m.history, 0u);
+  EXPECT_GT(full->max_speculative_tokens(), 1);
+  EXPECT_TRUE(full->info().note.empty()) << full->info().note;
+  const auto prompt = random_tokens(5, model->config().n_vocab, 31);
+  const GreedyRun plain = greedy(*full, prompt, 16);
+  full.reset();
+
+  CudaBackendOptions o;
+  o.n_ctx = 512;
+  o.memory_limit = m.total() + kMemoryReserve - m.history / 2;
+  auto tight = CudaBackend::create(model->config(), model->weights(), o);
+  ASSERT_TRUE(tight.ok()) << tight.error().describe();
+  EXPECT_EQ((*tight)->memory().history, 0u);
+  EXPECT_EQ((*tight)->max_speculative_tokens(), 0);
+  EXPECT_NE((*tight)->info().note.find("MTP state history"), std::string::npos) << (*tight)->info().note;
+  for (int draft = 1; draft <= 3; ++draft) EXPECT_EQ(greedy(**tight, prompt, 16, draft).tokens, plain.tokens);
+  std::printf("[ memory   ] without the history: %s\n", (*tight)->memory().describe().c_str());
+}
+
 // Models the kernels cannot run come back as an error naming the field (the `small` preset has head_dim 64).
 TEST(CudaBackend, UnsupportedShapeIsAnError) {
   ModelShape s = backend_test_shape(false);
