@@ -43,8 +43,9 @@ echo "$out" | grep -q "no display" || fail "no display: message was: $out"
 # Replies run until the context is full (a few seconds on the tiny model), so Esc certainly lands
 # while the second one streams.
 mkdir -p "$WORK/config/qwenchat"
-# A fixed seed: the same reply on every run.
-echo '{"settings": {"max_tokens": 100000, "n_ctx": 2048, "random_seed": false, "seed": 1}}' \
+# A fixed seed: the same reply on every run. MTP on (draft 2; the tiny model has the block): the
+# diagnostics capture shows its acceptance per position, and the stats stored with the reply carry it.
+echo '{"settings": {"max_tokens": 100000, "n_ctx": 2048, "random_seed": false, "seed": 1, "mtp": true, "mtp_draft": 2}}' \
   >"$WORK/config/qwenchat/config.json"
 
 # 3. A free display number.
@@ -80,6 +81,9 @@ replied() {
 wait_for 120 replied || fail "no complete reply in the database (user rows: $(count_user))"
 echo "reply: $(sqlite3 "$WORK/chat.db" "SELECT generated || ' tokens' FROM (SELECT json_extract(stats, '$.generated_tokens') AS generated
      FROM messages WHERE role='assistant' ORDER BY created_ms DESC LIMIT 1)")"
+mtp_len=$(sqlite3 "$WORK/chat.db" "SELECT json_extract(stats, '$.mtp_draft_len') FROM messages WHERE role='assistant'
+     ORDER BY created_ms DESC LIMIT 1")
+[ "$mtp_len" = 2 ] || fail "the reply's stats do not record MTP with draft 2 (mtp_draft_len '$mtp_len')"
 
 # 6. Captures of every panel, checked not blank (pixel standard deviation, a statistic of the image).
 xdotool mousemove 5 995  # no tooltip in the captures
