@@ -1,6 +1,7 @@
 #include "common/args.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 namespace qc::app {
@@ -56,7 +57,8 @@ Result<std::string> Args::require(const std::string& name) const {
   return make_error("missing required option --" + name);
 }
 
-Result<long long> Args::get_int(const std::string& name, long long fallback, long long lo, long long hi) const {
+Result<long long> Args::get_int(const std::string& name, long long fallback, long long lo,
+                                long long hi) const {
   auto v = get(name);
   if (!v) return fallback;
   errno = 0;
@@ -66,7 +68,8 @@ Result<long long> Args::get_int(const std::string& name, long long fallback, lon
     return make_error("--" + name + ": expected an integer, got \"" + *v + "\"");
   }
   if (x < lo || x > hi) {
-    return make_error("--" + name + ": expected " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + *v);
+    return make_error("--" + name + ": expected " + std::to_string(lo) + ".." + std::to_string(hi) +
+                      ", got " + *v);
   }
   return x;
 }
@@ -81,8 +84,8 @@ Result<double> Args::get_double(const std::string& name, double fallback, double
     return make_error("--" + name + ": expected a number, got \"" + *v + "\"");
   }
   if (!(x >= lo && x <= hi)) {
-    return make_error("--" + name + ": expected a number in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                      "], got " + *v);
+    return make_error("--" + name + ": expected a number in [" + std::to_string(lo) + ", " +
+                      std::to_string(hi) + "], got " + *v);
   }
   return x;
 }
@@ -93,6 +96,25 @@ std::string Args::usage(const std::vector<OptionSpec>& specs) {
     s += "  --" + o.name + (o.takes_value ? " VALUE" : "") + "\n      " + o.help + "\n";
   }
   return s;
+}
+
+int run_tool(const char* name, const char* usage, const std::vector<OptionSpec>& specs, int argc, char** argv,
+             const std::function<Status(const Args&)>& body) {
+  auto args = Args::parse(argc, argv, 1, specs);
+  if (!args.ok()) {
+    std::fprintf(stderr, "%s: %s\n", name, args.error().describe().c_str());
+    return 2;
+  }
+  if (args->has("help")) {
+    std::printf("usage: %s\n%s", usage, Args::usage(specs).c_str());
+    return 0;
+  }
+  const Status s = body(*args);
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s: %s\n", name, s.error().describe().c_str());
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace qc::app

@@ -2,6 +2,7 @@
 // up front with one clear line per mistake (no exceptions, no exit inside).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,5 +37,10 @@ class Args {
   std::map<std::string, std::string> values_;
   std::vector<std::string> positional_;
 };
+
+// The main() of a one-command tool: parses the options, prints `usage` plus the option list for --help,
+// runs `body` and reports its error as "NAME: message". Exit status: 0 done, 1 failed, 2 bad arguments.
+int run_tool(const char* name, const char* usage, const std::vector<OptionSpec>& specs, int argc, char** argv,
+             const std::function<Status(const Args&)>& body);
 
 }  // namespace qc::app

@@ -1,6 +1,6 @@
 // qwenchat-convert: converts a Hugging Face Qwen3.5 checkpoint folder (config.json, *.safetensors,
-// tokenizer.json or tokenizer.model, tokenizer_config.json) into a qwen35 GGUF in llama.cpp's layout, streaming tensor by
-// tensor. Q8_0 by default; norms, conv taps, ssm_a, dt bias, ssm_alpha/ssm_beta stay F32.
+// tokenizer.json or tokenizer.model, tokenizer_config.json) into a qwen35 GGUF in llama.cpp's layout,
+// streaming tensor by tensor. Q8_0 by default; norms, conv taps, ssm_a, dt bias, ssm_alpha/ssm_beta stay F32.
 #include <unistd.h>
 
 #include <cstdio>
@@ -74,20 +74,6 @@ qc::Status run(const Args& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto args = Args::parse(argc, argv, 1, kOptions);
-  if (!args.ok()) {
-    std::fprintf(stderr, "qwenchat-convert: %s\n", args.error().describe().c_str());
-    return 2;
-  }
-  if (args->has("help")) {
-    std::printf("usage: qwenchat-convert CHECKPOINT_DIR OUT.gguf [options]\n%s",
-                Args::usage(kOptions).c_str());
-    return 0;
-  }
-  const qc::Status s = run(*args);
-  if (!s.ok()) {
-    std::fprintf(stderr, "qwenchat-convert: %s\n", s.error().describe().c_str());
-    return 1;
-  }
-  return 0;
+  return qc::app::run_tool("qwenchat-convert", "qwenchat-convert CHECKPOINT_DIR OUT.gguf [options]", kOptions,
+                           argc, argv, run);
 }

@@ -63,10 +63,12 @@ qc::Status run(const Args& args) {
   train.n_merges = std::max(0, shape.n_vocab - 256 - static_cast<int>(train.special_tokens.size()));
   QC_ASSIGN(qc::BpeVocab vocab, qc::train_bpe(qc::builtin_training_corpus(), train));
   if (static_cast<int>(vocab.tokens.size()) > shape.n_vocab) {
-    return qc::make_error("--vocab " + std::to_string(shape.n_vocab) + " is below the trained vocabulary of " +
-                          std::to_string(vocab.tokens.size()) + " tokens");
+    return qc::make_error("--vocab " + std::to_string(shape.n_vocab) +
+                          " is below the trained vocabulary of " + std::to_string(vocab.tokens.size()) +
+                          " tokens");
   }
-  if (vocab.token_types.empty()) vocab.token_types.assign(vocab.tokens.size(), static_cast<int32_t>(qc::TokenType::kNormal));
+  if (vocab.token_types.empty())
+    vocab.token_types.assign(vocab.tokens.size(), static_cast<int32_t>(qc::TokenType::kNormal));
   for (int i = static_cast<int>(vocab.tokens.size()); i < shape.n_vocab; ++i) {
     vocab.tokens.push_back("<|pad_" + std::to_string(i) + "|>");
     vocab.token_types.push_back(static_cast<int32_t>(qc::TokenType::kUnused));
@@ -99,20 +101,7 @@ qc::Status run(const Args& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto args = Args::parse(argc, argv, 1, kOptions);
-  if (!args.ok()) {
-    std::fprintf(stderr, "qwenchat-mkmodel: %s\n", args.error().describe().c_str());
-    return 2;
-  }
-  if (args->has("help")) {
-    std::printf("usage: qwenchat-mkmodel --preset NAME --seed N --out FILE [--type q8_0|f16|bf16|f32]\n%s",
-                Args::usage(kOptions).c_str());
-    return 0;
-  }
-  const qc::Status s = run(*args);
-  if (!s.ok()) {
-    std::fprintf(stderr, "qwenchat-mkmodel: %s\n", s.error().describe().c_str());
-    return 1;
-  }
-  return 0;
+  return qc::app::run_tool("qwenchat-mkmodel",
+                           "qwenchat-mkmodel --preset NAME --seed N --out FILE [--type q8_0|f16|bf16|f32]",
+                           kOptions, argc, argv, run);
 }

@@ -68,15 +68,29 @@ class Carver {
   size_t used_ = 0;
 };
 
-// One cudaMalloc'ed block.
-class DeviceBlock {
+// How a block is allocated and freed: device memory, or page-locked host memory (asynchronous copies
+// need it). The names go into the error message.
+struct DeviceMemory {
+  static constexpr const char* kAlloc = "cudaMalloc";
+  static cudaError_t alloc(void** p, size_t n) { return cudaMalloc(p, n); }
+  static void release(void* p) { cudaFree(p); }
+};
+struct PinnedHostMemory {
+  static constexpr const char* kAlloc = "cudaMallocHost";
+  static cudaError_t alloc(void** p, size_t n) { return cudaMallocHost(p, n); }
+  static void release(void* p) { cudaFreeHost(p); }
+};
+
+// One allocated block, freed by its destructor; movable, not copyable.
+template <class Memory>
+class Block {
  public:
-  DeviceBlock() = default;
-  ~DeviceBlock() { reset(); }
-  DeviceBlock(const DeviceBlock&) = delete;
-  DeviceBlock& operator=(const DeviceBlock&) = delete;
-  DeviceBlock(DeviceBlock&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
-  DeviceBlock& operator=(DeviceBlock&& o) noexcept {
+  Block() = default;
+  ~Block() { reset(); }
+  Block(const Block&) = delete;
+  Block& operator=(const Block&) = delete;
+  Block(Block&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  Block& operator=(Block&& o) noexcept {
     if (this != &o) {
       reset();
       p_ = std::exchange(o.p_, nullptr);
@@ -89,18 +103,18 @@ class DeviceBlock {
   Status allocate(size_t bytes, const std::string& what) {
     reset();
     if (bytes == 0) return Status::success();
-    const cudaError_t e = cudaMalloc(&p_, bytes);
+    const cudaError_t e = Memory::alloc(&p_, bytes);
     if (e != cudaSuccess) {
       p_ = nullptr;
       (void)cudaGetLastError();
-      return make_error("cudaMalloc of " + std::to_string(bytes) + " bytes for the " + what +
-                        " failed: " + cudaGetErrorString(e));
+      return make_error(std::string(Memory::kAlloc) + " of " + std::to_string(bytes) + " bytes for the " +
+                        what + " failed: " + cudaGetErrorString(e));
     }
     n_ = bytes;
     return Status::success();
   }
   void reset() {
-    if (p_) cudaFree(p_);
+    if (p_) Memory::release(p_);
     p_ = nullptr;
     n_ = 0;
   }
@@ -111,40 +125,8 @@ class DeviceBlock {
   void* p_ = nullptr;
   size_t n_ = 0;
 };
-
-// Page-locked host memory (asynchronous copies need it).
-class PinnedBlock {
- public:
-  PinnedBlock() = default;
-  ~PinnedBlock() { reset(); }
-  PinnedBlock(const PinnedBlock&) = delete;
-  PinnedBlock& operator=(const PinnedBlock&) = delete;
-
-  Status allocate(size_t bytes, const std::string& what) {
-    reset();
-    if (bytes == 0) return Status::success();
-    const cudaError_t e = cudaMallocHost(&p_, bytes);
-    if (e != cudaSuccess) {
-      p_ = nullptr;
-      (void)cudaGetLastError();
-      return make_error("cudaMallocHost of " + std::to_string(bytes) + " bytes for the " + what +
-                        " failed: " + cudaGetErrorString(e));
-    }
-    n_ = bytes;
-    return Status::success();
-  }
-  void reset() {
-    if (p_) cudaFreeHost(p_);
-    p_ = nullptr;
-    n_ = 0;
-  }
-  void* get() const { return p_; }
-  size_t size() const { return n_; }
-
- private:
-  void* p_ = nullptr;
-  size_t n_ = 0;
-};
+using DeviceBlock = Block<DeviceMemory>;
+using PinnedBlock = Block<PinnedHostMemory>;
 
 class Event {
  public:
