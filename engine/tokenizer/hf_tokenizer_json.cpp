@@ -2,6 +2,7 @@
 // model BPE (no dropout, no byte fallback, no subword affixes), a Split pre-tokenizer whose regex is one of
 // ours followed by ByteLevel without its own regex, and no normalizer other than NFC (accepted, not
 // applied: llama.cpp skips it too, so only non-NFC input can tokenize differently from Hugging Face).
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -122,7 +123,16 @@ Result<BpeVocab> parse(const json& j, const std::string& src) {
   }
   if (by_id.empty()) return make_error(src + ": the vocabulary is empty");
 
+  // Ids missing between 0 and the highest become "[PADn]" tokens, as llama.cpp does. Real vocabularies
+  // are dense (Qwen's tokenizer.json has no gap at all), so the number of gaps is bounded by the number
+  // of tokens (and a small floor): a single stray id of 2e9 would otherwise allocate 2e9 strings.
   const auto n = static_cast<size_t>(by_id.rbegin()->first + 1);
+  const size_t max_gaps = std::max<size_t>(by_id.size(), 4096);
+  if (n - by_id.size() > max_gaps) {
+    return make_error(src + ": the highest id " + std::to_string(n - 1) + " leaves " +
+                      std::to_string(n - by_id.size()) + " ids without a token; expected at most " +
+                      std::to_string(max_gaps) + " gaps for " + std::to_string(by_id.size()) + " tokens");
+  }
   v.tokens.resize(n);
   v.token_types.assign(n, static_cast<int32_t>(TokenType::kUnused));
   for (size_t id = 0; id < n; ++id) v.tokens[id] = "[PAD" + std::to_string(id) + "]";  // gaps, as llama.cpp

@@ -153,6 +153,10 @@ TEST(TokenizerHfJson, UnsupportedShapesAreRefusedByName) {
   j["model"]["vocab"]["zzz"] = 0;  // id 0 already belongs to another token
   expect_refused(j, {"id 0"});
   j = good;
+  // Found by tokenizer_json_fuzz: one stray huge id made the loader allocate a padding token per gap.
+  j["added_tokens"].push_back({{"id", 2000000000}, {"content", "<|far|>"}});
+  expect_refused(j, {"tok.json", "highest id 2000000000", "gaps"});
+  j = good;
   j["added_tokens"][0]["special"] = "yes";  // wrong type deep inside: caught, not thrown
   expect_refused(j, {"tok.json"});
   expect_refused(json::array(), {"tok.json"});
