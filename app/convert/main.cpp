@@ -8,6 +8,7 @@
 
 #include "common/args.h"
 #include "import/convert.h"
+#include "model/quant.h"
 
 namespace {
 
@@ -23,14 +24,6 @@ const std::vector<OptionSpec> kOptions = {
     {"help", false, "this text"},
 };
 
-qc::Result<qc::DType> parse_type(const std::string& s) {
-  if (s == "q8_0") return qc::DType::kQ8_0;
-  if (s == "f16") return qc::DType::kF16;
-  if (s == "bf16") return qc::DType::kBF16;
-  if (s == "f32") return qc::DType::kF32;
-  return qc::make_error("--outtype: expected q8_0, f16, bf16 or f32, got \"" + s + "\"");
-}
-
 qc::Status run(const Args& args) {
   if (args.positional().size() != 2) {
     return qc::make_error("expected two arguments, CHECKPOINT_DIR and OUT.gguf, got " +
@@ -40,7 +33,7 @@ qc::Status run(const Args& args) {
   qc::ConvertOptions o;
   o.input_dir = args.positional()[0];
   o.out_path = args.positional()[1];
-  QC_ASSIGN(o.import.out_type, parse_type(args.get_or("outtype", "q8_0")));
+  QC_ASSIGN(o.import.out_type, qc::dtype_from_name(args.get_or("outtype", "q8_0"), "--outtype"));
   o.import.include_mtp = !args.has("no-mtp");
   o.import.allow_unused = args.has("allow-unused");
   o.name = args.get_or("name", "");

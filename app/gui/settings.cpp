@@ -161,36 +161,30 @@ Settings Settings::from_json(const nlohmann::json& j, std::vector<std::string>* 
   return s;
 }
 
-void apply_qwen_thinking_preset(Settings& s) {
-  const SamplerParams p = SamplerParams::qwen_thinking();
+namespace {
+
+// The sampling fields of a preset; seed, max tokens and the rest are the user's and stay.
+void apply_sampler_fields(Settings& s, const SamplerParams& p) {
   s.temperature = p.temperature;
   s.top_k = p.top_k;
   s.top_p = p.top_p;
   s.min_p = p.min_p;
   s.presence_penalty = p.presence_penalty;
   s.repetition_penalty = p.repetition_penalty;
+}
+
+}  // namespace
+
+void apply_qwen_thinking_preset(Settings& s) {
+  apply_sampler_fields(s, SamplerParams::qwen_thinking());
   s.thinking = true;
 }
 
 void apply_qwen_instruct_preset(Settings& s) {
-  const SamplerParams p = SamplerParams::qwen_instruct();
-  s.temperature = p.temperature;
-  s.top_k = p.top_k;
-  s.top_p = p.top_p;
-  s.min_p = p.min_p;
-  s.presence_penalty = p.presence_penalty;
-  s.repetition_penalty = p.repetition_penalty;
+  apply_sampler_fields(s, SamplerParams::qwen_instruct());
   s.thinking = false;
 }
 
-void apply_greedy_preset(Settings& s) {
-  const SamplerParams p = SamplerParams::greedy();
-  s.temperature = p.temperature;
-  s.top_k = p.top_k;
-  s.top_p = p.top_p;
-  s.min_p = p.min_p;
-  s.presence_penalty = p.presence_penalty;
-  s.repetition_penalty = p.repetition_penalty;
-}
+void apply_greedy_preset(Settings& s) { apply_sampler_fields(s, SamplerParams::greedy()); }
 
 }  // namespace qc::gui

@@ -7,6 +7,7 @@
 
 #include "common/args.h"
 #include "gguf/writer.h"
+#include "model/quant.h"
 #include "model/synthetic.h"
 #include "tokenizer/bpe_trainer.h"
 #include "tokenizer/chat_format.h"
@@ -31,20 +32,12 @@ const std::vector<OptionSpec> kOptions = {
     {"help", false, "this text"},
 };
 
-qc::Result<qc::DType> parse_type(const std::string& s) {
-  if (s == "q8_0") return qc::DType::kQ8_0;
-  if (s == "f16") return qc::DType::kF16;
-  if (s == "bf16") return qc::DType::kBF16;
-  if (s == "f32") return qc::DType::kF32;
-  return qc::make_error("--type: expected q8_0, f16, bf16 or f32, got \"" + s + "\"");
-}
-
 qc::Status run(const Args& args) {
   QC_ASSIGN(const std::string preset, args.require("preset"));
   QC_ASSIGN(const std::string out, args.require("out"));
   QC_ASSIGN(qc::ModelShape shape, qc::preset_shape(preset));
   QC_ASSIGN(const long long seed, args.get_int("seed", 0, 0, (1ll << 62)));
-  QC_ASSIGN(const qc::DType type, parse_type(args.get_or("type", "q8_0")));
+  QC_ASSIGN(const qc::DType type, qc::dtype_from_name(args.get_or("type", "q8_0"), "--type"));
   QC_ASSIGN(const long long layers, args.get_int("layers", shape.n_layer, 1, 512));
   QC_ASSIGN(const long long embd, args.get_int("embd", shape.n_embd, 32, 65536));
   QC_ASSIGN(const long long ff, args.get_int("ff", shape.n_ff, 32, 262144));

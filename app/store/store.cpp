@@ -117,17 +117,7 @@ Result<chat::Conversation> Store::create_conversation(const NewConversation& par
     c.settings = params.settings.is_null() ? nlohmann::json::object() : params.settings;
     c.created_ms = params.now_ms;
     c.updated_ms = params.now_ms;
-    SQLite::Statement q(*db_,
-                        "INSERT INTO conversations (title, system_prompt, model_path, settings, created_ms,"
-                        " updated_ms, selected_root) VALUES (?, ?, ?, ?, ?, ?, 0)");
-    q.bind(1, c.title);
-    q.bind(2, c.system_prompt);
-    q.bind(3, c.model_path);
-    q.bind(4, detail::json_text(c.settings));
-    q.bind(5, c.created_ms);
-    q.bind(6, c.updated_ms);
-    q.exec();
-    c.id = db_->getLastInsertRowid();
+    c.id = detail::write_conversation(*db_, c, /*insert=*/true);
     return c;
   });
 }
@@ -146,20 +136,8 @@ Status Store::rename_conversation(ConversationId id, const std::string& title, i
 }
 
 Status Store::update_conversation(const chat::Conversation& c) {
-  const std::string what = "update conversation " + std::to_string(c.id);
-  return guarded(path_, what, [&]() -> Status {
-    SQLite::Statement q(*db_,
-                        "UPDATE conversations SET title = ?, system_prompt = ?, model_path = ?, settings = ?,"
-                        " created_ms = ?, updated_ms = ?, selected_root = ? WHERE id = ?");
-    q.bind(1, c.title);
-    q.bind(2, c.system_prompt);
-    q.bind(3, c.model_path);
-    q.bind(4, detail::json_text(c.settings));
-    q.bind(5, c.created_ms);
-    q.bind(6, c.updated_ms);
-    q.bind(7, c.selected_root);
-    q.bind(8, c.id);
-    if (q.exec() != 1) return make_error("store: " + what + " in " + path_ + ": no such conversation");
+  return guarded(path_, "update conversation " + std::to_string(c.id), [&]() -> Status {
+    detail::write_conversation(*db_, c, /*insert=*/false);
     return {};
   });
 }

@@ -28,6 +28,10 @@ std::string json_text(const nlohmann::json& j);
 // Parses a JSON column; `what` names it for the error ("message 7 stats").
 Result<nlohmann::json> parse_json_column(const std::string& text, const std::string& what);
 
+// INSERT (the row's id is then the database's, returned) or UPDATE (by c.id; throws when no such row) of
+// every column of one conversation row.
+chat::ConversationId write_conversation(SQLite::Database& db, const chat::Conversation& c, bool insert);
+
 // INSERT OR UPDATE of every column of one message row.
 void write_message(SQLite::Database& db, chat::ConversationId conversation, const chat::Message& m,
                    bool insert);

@@ -58,27 +58,29 @@ void write_message(SQLite::Database& db, chat::ConversationId conversation, cons
   }
 }
 
+chat::ConversationId write_conversation(SQLite::Database& db, const chat::Conversation& c, bool insert) {
+  SQLite::Statement q(db, insert ? "INSERT INTO conversations (title, system_prompt, model_path, settings,"
+                                   " created_ms, updated_ms, selected_root) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                                 : "UPDATE conversations SET title = ?, system_prompt = ?, model_path = ?,"
+                                   " settings = ?, created_ms = ?, updated_ms = ?, selected_root = ? WHERE id = ?");
+  q.bind(1, c.title);
+  q.bind(2, c.system_prompt);
+  q.bind(3, c.model_path);
+  q.bind(4, json_text(c.settings));
+  q.bind(5, c.created_ms);
+  q.bind(6, c.updated_ms);
+  q.bind(7, c.selected_root);
+  if (!insert) q.bind(8, c.id);
+  if (q.exec() != 1) throw SQLite::Exception("conversation " + std::to_string(c.id) + " does not exist");
+  return insert ? db.getLastInsertRowid() : c.id;
+}
+
 }  // namespace detail
 
 namespace {
 
 std::string message_name(ConversationId c, MessageId m) {
   return "message " + std::to_string(m) + " of conversation " + std::to_string(c);
-}
-
-void write_conversation_row(SQLite::Database& db, const chat::Conversation& c) {
-  SQLite::Statement q(db,
-                      "UPDATE conversations SET title = ?, system_prompt = ?, model_path = ?, settings = ?,"
-                      " created_ms = ?, updated_ms = ?, selected_root = ? WHERE id = ?");
-  q.bind(1, c.title);
-  q.bind(2, c.system_prompt);
-  q.bind(3, c.model_path);
-  q.bind(4, detail::json_text(c.settings));
-  q.bind(5, c.created_ms);
-  q.bind(6, c.updated_ms);
-  q.bind(7, c.selected_root);
-  q.bind(8, c.id);
-  if (q.exec() != 1) throw SQLite::Exception("conversation " + std::to_string(c.id) + " does not exist");
 }
 
 }  // namespace
@@ -200,7 +202,7 @@ Status Store::apply(const chat::ChatTree& tree, const chat::TreeChange& change) 
       detail::write_message(*db_, cid, *m, /*insert=*/false);
     }
     // The conversation row carries updated_ms (list order) and the root selection: written on every change.
-    write_conversation_row(*db_, tree.conversation);
+    detail::write_conversation(*db_, tree.conversation, /*insert=*/false);
     tx.commit();
     return {};
   });
@@ -221,20 +223,7 @@ Result<ConversationId> Store::insert_tree(const chat::ChatTree& tree) {
   return guarded(path_, "insert conversation \"" + tree.conversation.title + "\"",
                  [&]() -> Result<ConversationId> {
                    SQLite::Transaction tx(*db_);
-                   const chat::Conversation& c = tree.conversation;
-                   SQLite::Statement q(
-                       *db_,
-                       "INSERT INTO conversations (title, system_prompt, model_path, settings, created_ms,"
-                       " updated_ms, selected_root) VALUES (?, ?, ?, ?, ?, ?, ?)");
-                   q.bind(1, c.title);
-                   q.bind(2, c.system_prompt);
-                   q.bind(3, c.model_path);
-                   q.bind(4, detail::json_text(c.settings));
-                   q.bind(5, c.created_ms);
-                   q.bind(6, c.updated_ms);
-                   q.bind(7, c.selected_root);
-                   q.exec();
-                   const ConversationId id = db_->getLastInsertRowid();
+                   const ConversationId id = detail::write_conversation(*db_, tree.conversation, /*insert=*/true);
                    for (MessageId mid : order)
                      detail::write_message(*db_, id, *chat::find(tree, mid), /*insert=*/true);
                    tx.commit();

@@ -5,15 +5,9 @@
 // the total).
 #include "gguf/reader.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
+#include <utility>
 #include <cstring>
-#include <system_error>
 
 #include "gguf/cursor.h"
 
@@ -289,62 +283,23 @@ std::string tensor_field(uint64_t index, std::string_view name) {
 }  // namespace
 
 Result<std::unique_ptr<File>> File::open(const std::string& path, const ReaderLimits& limits) {
-  // O_NONBLOCK: opening a FIFO by mistake must not hang; it has no effect on regular files.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    const int e = errno;
-    return make_error(path + ": cannot open: " + std::system_category().message(e),
-                      e == ENOENT ? "check the path" : "check the file's permissions");
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int e = errno;
-    ::close(fd);
-    return make_error(path + ": cannot stat: " + std::system_category().message(e));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    return make_error(path + ": is a directory, expected a GGUF file");
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return make_error(path + ": is not a regular file, expected a GGUF file");
-  }
-  std::unique_ptr<File> f(new File());
-  f->path_ = path;
-  f->size_ = static_cast<uint64_t>(st.st_size);
-  if (f->size_ > 0) {
-    // MAP_PRIVATE + PROT_READ: the engine never writes the model; pages stay shared with the page cache.
-    // If another process truncates the file while it is mapped, touching the lost pages raises SIGBUS:
-    // that cannot be validated away and is the one failure mode left to the OS.
-    void* m = ::mmap(nullptr, static_cast<size_t>(f->size_), PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m == MAP_FAILED) {
-      const int e = errno;
-      ::close(fd);
-      return make_error(path + ": cannot map " + std::to_string(f->size_) +
-                        " bytes: " + std::system_category().message(e));
-    }
-    f->map_ = m;
-    f->base_ = static_cast<const uint8_t*>(m);
-  }
-  ::close(fd);  // the mapping keeps its own reference
-  QC_TRY(f->parse(limits));
-  return f;
+  QC_ASSIGN(MappedBytes bytes, MappedBytes::map(path, "a GGUF file"));
+  return adopt(std::move(bytes), path, limits);
 }
 
 Result<std::unique_ptr<File>> File::from_bytes(std::span<const uint8_t> bytes, std::string name,
                                                const ReaderLimits& limits) {
-  std::unique_ptr<File> f(new File());
-  f->path_ = std::move(name);
-  f->owned_.assign(bytes.begin(), bytes.end());
-  f->base_ = f->owned_.data();
-  f->size_ = f->owned_.size();
-  QC_TRY(f->parse(limits));
-  return f;
+  return adopt(MappedBytes::copy(bytes), std::move(name), limits);
 }
 
-File::~File() {
-  if (map_) ::munmap(map_, static_cast<size_t>(size_));
+Result<std::unique_ptr<File>> File::adopt(MappedBytes bytes, std::string name, const ReaderLimits& limits) {
+  std::unique_ptr<File> f(new File());
+  f->path_ = std::move(name);
+  f->bytes_ = std::move(bytes);
+  f->base_ = f->bytes_.data();
+  f->size_ = f->bytes_.size();
+  QC_TRY(f->parse(limits));
+  return f;
 }
 
 const Value* File::find(std::string_view key) const {

@@ -15,6 +15,7 @@
 
 #include "gguf/types.h"
 #include "qwenchat/result.h"
+#include "util/mapped_bytes.h"
 
 namespace qc::gguf {
 
@@ -38,7 +39,6 @@ class File {
   // Validates an in-memory image (tests, fuzzing). `name` is used in messages. The bytes are copied.
   static Result<std::unique_ptr<File>> from_bytes(std::span<const uint8_t> bytes, std::string name,
                                                   const ReaderLimits& limits = {});
-  ~File();
   File(const File&) = delete;
   File& operator=(const File&) = delete;
 
@@ -67,13 +67,13 @@ class File {
 
  private:
   File() = default;
+  static Result<std::unique_ptr<File>> adopt(MappedBytes bytes, std::string name, const ReaderLimits& limits);
   Status parse(const ReaderLimits& limits);
 
   std::string path_;
   const uint8_t* base_ = nullptr;
   uint64_t size_ = 0;
-  void* map_ = nullptr;         // mmap region when opened from a file
-  std::vector<uint8_t> owned_;  // buffer when built from bytes
+  MappedBytes bytes_;  // the mapped file, or the copy from_bytes made; base_/size_ view it
   uint32_t version_ = 0;
   uint64_t alignment_ = kDefaultAlignment;
   uint64_t data_offset_ = 0;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "model/config.h"
 #include "util/read_file.h"
 
 namespace qc {
@@ -182,6 +183,10 @@ Result<HfTextConfig> parse(const json& top, const std::string& src) {
   QC_ASSIGN(c.vocab_size, text.positive("vocab_size"));
   QC_ASSIGN(c.hidden_size, text.positive("hidden_size"));
   QC_ASSIGN(c.num_hidden_layers, text.positive("num_hidden_layers"));
+  if (c.num_hidden_layers > kMaxBlockCount) {
+    return text.bad("num_hidden_layers", std::to_string(c.num_hidden_layers) + ": expected at most " +
+                                             std::to_string(kMaxBlockCount) + " layers");
+  }
   QC_ASSIGN(c.intermediate_size, text.positive("intermediate_size"));
   QC_ASSIGN(c.num_attention_heads, text.positive("num_attention_heads"));
   QC_ASSIGN(c.num_key_value_heads, text.positive("num_key_value_heads"));

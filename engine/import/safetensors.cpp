@@ -1,12 +1,7 @@
 #include "import/safetensors.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
+#include <utility>
 #include <cstring>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -121,44 +116,23 @@ std::string Tensor::shape_str() const {
 }
 
 Result<std::unique_ptr<File>> File::open(const std::string& path, const Limits& limits) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(path + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return make_error(path + ": not a regular file");
-  }
-  std::unique_ptr<File> f(new File());
-  f->path_ = path;
-  f->size_ = static_cast<uint64_t>(st.st_size);
-  if (f->size_ > 0) {
-    void* m = ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m == MAP_FAILED) {
-      const int err = errno;
-      ::close(fd);
-      return make_error(path + ": cannot map the file: " + std::strerror(err));
-    }
-    f->map_ = m;
-    f->base_ = static_cast<const uint8_t*>(m);
-  }
-  ::close(fd);
-  QC_TRY(f->parse(limits));
-  return f;
+  QC_ASSIGN(MappedBytes bytes, MappedBytes::map(path, "a safetensors file"));
+  return adopt(std::move(bytes), path, limits);
 }
 
 Result<std::unique_ptr<File>> File::from_bytes(std::span<const uint8_t> bytes, std::string name,
                                                const Limits& limits) {
-  std::unique_ptr<File> f(new File());
-  f->path_ = std::move(name);
-  f->owned_.assign(bytes.begin(), bytes.end());
-  f->base_ = f->owned_.data();
-  f->size_ = f->owned_.size();
-  QC_TRY(f->parse(limits));
-  return f;
+  return adopt(MappedBytes::copy(bytes), std::move(name), limits);
 }
 
-File::~File() {
-  if (map_) ::munmap(map_, size_);
+Result<std::unique_ptr<File>> File::adopt(MappedBytes bytes, std::string name, const Limits& limits) {
+  std::unique_ptr<File> f(new File());
+  f->path_ = std::move(name);
+  f->bytes_ = std::move(bytes);
+  f->base_ = f->bytes_.data();
+  f->size_ = f->bytes_.size();
+  QC_TRY(f->parse(limits));
+  return f;
 }
 
 const Tensor* File::find(std::string_view name) const {

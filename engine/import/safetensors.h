@@ -18,6 +18,7 @@
 
 #include "model/quant.h"
 #include "qwenchat/result.h"
+#include "util/mapped_bytes.h"
 
 namespace qc::st {
 
@@ -74,7 +75,6 @@ class File {
   // Validates an in-memory image (tests, fuzzing); the bytes are copied. `name` is used in messages.
   static Result<std::unique_ptr<File>> from_bytes(std::span<const uint8_t> bytes, std::string name,
                                                   const Limits& limits = {});
-  ~File();
   File(const File&) = delete;
   File& operator=(const File&) = delete;
 
@@ -89,13 +89,13 @@ class File {
 
  private:
   File() = default;
+  static Result<std::unique_ptr<File>> adopt(MappedBytes bytes, std::string name, const Limits& limits);
   Status parse(const Limits& limits);
 
   std::string path_;
   const uint8_t* base_ = nullptr;
   uint64_t size_ = 0;
-  void* map_ = nullptr;
-  std::vector<uint8_t> owned_;
+  MappedBytes bytes_;  // the mapped file, or the copy from_bytes made; base_/size_ view it
   uint64_t data_start_ = 0;
   std::vector<Tensor> tensors_;
   std::unordered_map<std::string, size_t> index_;

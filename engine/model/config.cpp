@@ -29,7 +29,8 @@ namespace {
 Result<int> positive(const gguf::File& f, const std::string& key) {
   QC_ASSIGN(const uint32_t v, f.get_u32(key));
   if (v == 0 || v > (1u << 30)) {
-    return make_error(f.path() + ": metadata " + key + ": expected a positive integer, got " + std::to_string(v));
+    return make_error(f.path() + ": metadata " + key + ": expected a positive integer up to 2^30, got " +
+                      std::to_string(v));
   }
   return static_cast<int>(v);
 }
@@ -49,6 +50,10 @@ Result<ModelConfig> read_config(const gguf::File& f) {
   const std::string a = c.architecture + ".";
 
   QC_ASSIGN(const int block_count, positive(f, a + "block_count"));
+  if (block_count > kMaxBlockCount) {
+    return bad(f, a + "block_count = " + std::to_string(block_count) + ": expected at most " +
+                      std::to_string(kMaxBlockCount) + " layers (corrupt file?)");
+  }
   QC_ASSIGN(c.n_embd, positive(f, a + "embedding_length"));
   QC_ASSIGN(c.n_ff, positive(f, a + "feed_forward_length"));
   QC_ASSIGN(c.n_head, positive(f, a + "attention.head_count"));

@@ -1,5 +1,7 @@
 #include "model/quant.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 namespace qc {
@@ -12,6 +14,18 @@ const char* dtype_name(DType t) {
     case DType::kQ8_0: return "Q8_0";
   }
   return "?";
+}
+
+Result<DType> dtype_from_name(const std::string& name, const std::string& what) {
+  for (const DType t : {DType::kQ8_0, DType::kF16, DType::kBF16, DType::kF32}) {
+    const std::string canonical = dtype_name(t);
+    if (name.size() == canonical.size() &&
+        std::equal(name.begin(), name.end(), canonical.begin(),
+                   [](char a, char b) { return std::toupper(static_cast<unsigned char>(a)) == b; })) {
+      return t;
+    }
+  }
+  return make_error(what + ": expected q8_0, f16, bf16 or f32, got \"" + name + "\"");
 }
 
 uint64_t dtype_bytes(DType t, uint64_t n) {

@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
+
+#include "qwenchat/result.h"
 
 namespace qc {
 
@@ -15,6 +18,9 @@ inline constexpr int kQ8Block = 32;        // values per Q8_0 block
 inline constexpr int kQ8BlockBytes = 34;   // f16 scale + 32 int8
 
 const char* dtype_name(DType t);
+// "q8_0", "f16", "bf16", "f32" (any case) -> the type; `what` names the setting in the error
+// ("--outtype: expected q8_0, f16, bf16 or f32, got \"q4\"").
+Result<DType> dtype_from_name(const std::string& name, const std::string& what);
 // Bytes of `n` values (n must be a multiple of the block for Q8_0).
 uint64_t dtype_bytes(DType t, uint64_t n);
 

@@ -129,17 +129,8 @@ Result<std::unique_ptr<Tokenizer>> BpeTokenizer::create(const BpeVocab& v) {
 
 Result<std::vector<int32_t>> BpeTokenizer::encode(std::string_view input, bool parse_special) const {
   std::string lossy;
-  std::string_view text = input;
-  if (!utf8_valid(input)) {
-    lossy = utf8_lossy(input);
-    text = lossy;
-  }
   std::vector<SpecialMatcher::Piece> pieces;
-  if (parse_special) {
-    specials_.split(text, &pieces);
-  } else {
-    pieces.push_back({text, -1});
-  }
+  specials_.split_for_encode(input, parse_special, &lossy, &pieces);
   std::vector<int32_t> out;
   std::vector<std::string_view> words;
   for (const SpecialMatcher::Piece& p : pieces) {

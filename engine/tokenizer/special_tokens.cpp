@@ -22,6 +22,20 @@ int32_t SpecialMatcher::find(std::string_view text) const {
   return it == exact_.end() ? -1 : it->second;
 }
 
+void SpecialMatcher::split_for_encode(std::string_view input, bool parse_special, std::string* lossy,
+                                      std::vector<Piece>* out) const {
+  std::string_view text = input;
+  if (!utf8_valid(input)) {
+    *lossy = utf8_lossy(input);
+    text = *lossy;
+  }
+  if (parse_special) {
+    split(text, out);
+  } else {
+    out->push_back({text, -1});
+  }
+}
+
 void SpecialMatcher::split(std::string_view text, std::vector<Piece>* out) const {
   size_t plain_start = 0;
   size_t i = 0;

@@ -28,6 +28,10 @@ class SpecialMatcher {
   void finish();                                // sorts the buckets; call once after the last add()
   int32_t find(std::string_view text) const;    // exact text -> id, -1 when none
   void split(std::string_view text, std::vector<Piece>* out) const;
+  // What both tokenizers' encode() starts with: invalid UTF-8 replaced by U+FFFD (into *lossy, which the
+  // pieces then point into), then split on special tokens when parse_special, else one plain piece.
+  void split_for_encode(std::string_view input, bool parse_special, std::string* lossy,
+                        std::vector<Piece>* out) const;
   bool empty() const { return exact_.empty(); }
 
  private:

@@ -112,17 +112,8 @@ Result<std::unique_ptr<Tokenizer>> SpmTokenizer::create(const std::string& proto
 
 Result<std::vector<int32_t>> SpmTokenizer::encode(std::string_view input, bool parse_special) const {
   std::string lossy;
-  std::string_view text = input;
-  if (!utf8_valid(input)) {
-    lossy = utf8_lossy(input);
-    text = lossy;
-  }
   std::vector<SpecialMatcher::Piece> pieces;
-  if (parse_special) {
-    specials_.split(text, &pieces);
-  } else {
-    pieces.push_back({text, -1});
-  }
+  specials_.split_for_encode(input, parse_special, &lossy, &pieces);
   std::vector<int32_t> out;
   std::vector<int> ids;
   for (const SpecialMatcher::Piece& p : pieces) {

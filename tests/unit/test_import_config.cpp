@@ -172,6 +172,7 @@ TEST(ImportConfig, RefusesOtherArchitecturesAndVariants) {
   expect_error(with("hidden_act", "gelu"), "hidden_act");
   expect_error(with("hidden_size", -4), "text_config.hidden_size: expected a positive integer, got -4");
   expect_error(with("hidden_size", "64"), "text_config.hidden_size");
+  expect_error(with("num_hidden_layers", 100000), "num_hidden_layers: 100000: expected at most 4096");
   expect_error(with("model_type", "qwen3_5_moe_text"), "text_config.model_type");
   expect_error(with("tie_word_embeddings", true),
                "tie_word_embeddings is false but text_config.tie_word_embeddings is true");

@@ -87,6 +87,16 @@ TEST(ImportSafetensors, OpensAMappedFile) {
   auto missing = st::File::open(dir.file("nope.safetensors"));
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("nope.safetensors"), std::string::npos);
+  // A folder given where a shard belongs (a common slip with checkpoint folders) is named as such.
+  auto folder = st::File::open(dir.path().string());
+  ASSERT_FALSE(folder.ok());
+  EXPECT_EQ(folder.error().message, dir.path().string() + ": is a directory, expected a safetensors file");
+  // The mapping outlives moves of the File's owner: the view is still readable after the open call.
+  auto again = st::File::open(path);
+  ASSERT_TRUE(again.ok());
+  std::unique_ptr<st::File> moved = std::move(*again);
+  std::memcpy(v, moved->data(*moved->find("w")).data(), 12);
+  EXPECT_EQ(v[0], 7.0f);
 }
 
 // ---- one test per class of malformed file ----

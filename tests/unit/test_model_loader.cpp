@@ -107,6 +107,8 @@ TEST(ModelConfig, ErrorsNameTheKey) {
       {"qwen35.ssm.inner_size", gguf::Value::of_u32(65), "ssm.inner_size"},
       {"qwen35.rope.dimension_count", gguf::Value::of_u32(1000), "rope.dimension_count"},
       {"qwen35.nextn_predict_layers", gguf::Value::of_u32(100), "nextn_predict_layers"},
+      // A corrupt layer count is refused before per-layer tables are sized from it.
+      {"qwen35.block_count", gguf::Value::of_u32(100000), "block_count = 100000: expected at most 4096"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.key);

@@ -1,6 +1,7 @@
 // Number formats: f16/bf16 conversions against exact references, Q8_0 against ggml's rule.
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -102,6 +103,22 @@ TEST(Quant, Q8BlockLayoutMatchesGgml) {
   quantize_q8_0(z.data(), q.data(), 32);
   dequantize_q8_0(q.data(), back.data(), 32);
   for (float v : back) EXPECT_EQ(v, 0.0f);
+}
+
+TEST(Quant, TypeNamesParseInAnyCaseAndErrorsNameTheSetting) {
+  for (const DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0}) {
+    auto upper = dtype_from_name(dtype_name(t), "--type");
+    ASSERT_TRUE(upper.ok());
+    EXPECT_EQ(*upper, t);
+  }
+  auto lower = dtype_from_name("q8_0", "--type");
+  ASSERT_TRUE(lower.ok());
+  EXPECT_EQ(*lower, DType::kQ8_0);
+  for (const char* bad : {"q4_0", "", "q8_", "f32 "}) {
+    auto r = dtype_from_name(bad, "--outtype");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().message, std::string("--outtype: expected q8_0, f16, bf16 or f32, got \"") + bad + "\"");
+  }
 }
 
 }  // namespace
