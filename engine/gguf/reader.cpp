@@ -6,8 +6,8 @@
 #include "gguf/reader.h"
 
 #include <algorithm>
-#include <utility>
 #include <cstring>
+#include <utility>
 
 #include "gguf/cursor.h"
 
@@ -296,8 +296,6 @@ Result<std::unique_ptr<File>> File::adopt(MappedBytes bytes, std::string name, c
   std::unique_ptr<File> f(new File());
   f->path_ = std::move(name);
   f->bytes_ = std::move(bytes);
-  f->base_ = f->bytes_.data();
-  f->size_ = f->bytes_.size();
   QC_TRY(f->parse(limits));
   return f;
 }
@@ -313,16 +311,18 @@ const TensorInfo* File::find_tensor(std::string_view name) const {
 }
 
 Status File::parse(const ReaderLimits& limits) {
-  Parser p(path_, base_, size_, limits);
+  const uint8_t* base = bytes_.data();
+  const uint64_t size = bytes_.size();
+  Parser p(path_, base, size, limits);
   const std::string& file = path_;
 
   // ---- header ----
-  if (size_ >= 4 && std::memcmp(base_, "GGUF", 4) != 0) {
-    return make_error(file + ": header magic: expected \"GGUF\" (47 47 55 46), got " + hex4(base_),
+  if (size >= 4 && std::memcmp(base, "GGUF", 4) != 0) {
+    return make_error(file + ": header magic: expected \"GGUF\" (47 47 55 46), got " + hex4(base),
                       "not a GGUF file");
   }
-  if (size_ < kHeaderBytes) {
-    return make_error(file + ": header: truncated: the file is " + std::to_string(size_) +
+  if (size < kHeaderBytes) {
+    return make_error(file + ": header: truncated: the file is " + std::to_string(size) +
                       " bytes, a GGUF header needs " + std::to_string(kHeaderBytes));
   }
   // The header's 24 bytes are present: these reads cannot fail.
@@ -425,13 +425,13 @@ Status File::parse(const ReaderLimits& limits) {
   const uint64_t table_end = p.cur().pos();
   data_offset_ = table_end + (alignment_ - table_end % alignment_) % alignment_;
   if (data_offset_ < table_end) return p.fail("data section", "offset overflows");  // alignment near 2^32
-  if (!tensors_.empty() && data_offset_ > size_) {
+  if (!tensors_.empty() && data_offset_ > size) {
     return p.fail("data section", "truncated: expected the data to start at offset " +
                                       std::to_string(data_offset_) + " (padded to " +
-                                      std::to_string(alignment_) + "), the file is " + std::to_string(size_) +
+                                      std::to_string(alignment_) + "), the file is " + std::to_string(size) +
                                       " bytes");
   }
-  const uint64_t data_bytes = tensors_.empty() ? 0 : size_ - data_offset_;
+  const uint64_t data_bytes = tensors_.empty() ? 0 : size - data_offset_;
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const TensorInfo& t = tensors_[i];
     if (t.offset > data_bytes || t.nbytes > data_bytes - t.offset) {

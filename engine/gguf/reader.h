@@ -45,7 +45,7 @@ class File {
   const std::string& path() const { return path_; }
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }
-  uint64_t file_size() const { return size_; }
+  uint64_t file_size() const { return bytes_.size(); }
   uint64_t data_offset() const { return data_offset_; }  // start of the tensor data section
 
   const std::vector<KeyValue>& metadata() const { return kv_; }
@@ -54,7 +54,7 @@ class File {
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* find_tensor(std::string_view name) const;  // nullptr when absent
   // Pointer to the first byte of a tensor's data (inside the mapping).
-  const uint8_t* tensor_data(const TensorInfo& t) const { return base_ + data_offset_ + t.offset; }
+  const uint8_t* tensor_data(const TensorInfo& t) const { return bytes_.data() + data_offset_ + t.offset; }
 
   // Typed metadata access with errors that name the key and the expected type.
   Result<uint32_t> get_u32(std::string_view key) const;  // any non-negative integer that fits
@@ -71,9 +71,7 @@ class File {
   Status parse(const ReaderLimits& limits);
 
   std::string path_;
-  const uint8_t* base_ = nullptr;
-  uint64_t size_ = 0;
-  MappedBytes bytes_;  // the mapped file, or the copy from_bytes made; base_/size_ view it
+  MappedBytes bytes_;  // the mapped file, or the copy from_bytes made
   uint32_t version_ = 0;
   uint64_t alignment_ = kDefaultAlignment;
   uint64_t data_offset_ = 0;

@@ -1,11 +1,11 @@
 #include "import/safetensors.h"
 
 #include <algorithm>
-#include <utility>
 #include <cstring>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <utility>
 
 namespace qc::st {
 namespace {
@@ -129,8 +129,6 @@ Result<std::unique_ptr<File>> File::adopt(MappedBytes bytes, std::string name, c
   std::unique_ptr<File> f(new File());
   f->path_ = std::move(name);
   f->bytes_ = std::move(bytes);
-  f->base_ = f->bytes_.data();
-  f->size_ = f->bytes_.size();
   QC_TRY(f->parse(limits));
   return f;
 }
@@ -141,25 +139,27 @@ const Tensor* File::find(std::string_view name) const {
 }
 
 Status File::parse(const Limits& limits) {
+  const uint8_t* base = bytes_.data();
+  const uint64_t size = bytes_.size();
   const auto bad = [&](const std::string& what) { return Status(make_error(path_ + ": " + what)); };
-  if (size_ < 8) {
-    return bad("file is " + std::to_string(size_) + " bytes: too short for the 8-byte header length");
+  if (size < 8) {
+    return bad("file is " + std::to_string(size) + " bytes: too short for the 8-byte header length");
   }
   uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | base_[i];  // little-endian
+  for (int i = 7; i >= 0; --i) n = (n << 8) | base[i];  // little-endian
   if (n > limits.max_header_bytes) {
     return bad("header length " + std::to_string(n) + " exceeds the limit of " +
                std::to_string(limits.max_header_bytes) + " bytes (not a safetensors file?)");
   }
-  if (n > size_ - 8) {
-    return bad("header length " + std::to_string(n) + " exceeds the file: only " + std::to_string(size_ - 8) +
+  if (n > size - 8) {
+    return bad("header length " + std::to_string(n) + " exceeds the file: only " + std::to_string(size - 8) +
                " bytes follow the length field (truncated file?)");
   }
-  if (n < 2 || base_[8] != '{') return bad("header does not start with '{': not a safetensors JSON header");
+  if (n < 2 || base[8] != '{') return bad("header does not start with '{': not a safetensors JSON header");
   data_start_ = 8 + n;
-  const uint64_t data_size = size_ - data_start_;
+  const uint64_t data_size = size - data_start_;
 
-  const std::string_view text(reinterpret_cast<const char*>(base_ + 8), static_cast<size_t>(n));
+  const std::string_view text(reinterpret_cast<const char*>(base + 8), static_cast<size_t>(n));
   DuplicateKeyCheck dup;
   json j = json::parse(text, std::ref(dup), /*allow_exceptions=*/false);
   if (j.is_discarded()) return bad("header is not valid JSON (or not UTF-8)");

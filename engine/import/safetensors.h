@@ -84,7 +84,7 @@ class File {
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   // The tensor's bytes inside the mapping (valid while the File lives). Not aligned in general.
   std::span<const uint8_t> data(const Tensor& t) const {
-    return {base_ + data_start_ + t.begin, static_cast<size_t>(t.nbytes())};
+    return {bytes_.data() + data_start_ + t.begin, static_cast<size_t>(t.nbytes())};
   }
 
  private:
@@ -93,9 +93,7 @@ class File {
   Status parse(const Limits& limits);
 
   std::string path_;
-  const uint8_t* base_ = nullptr;
-  uint64_t size_ = 0;
-  MappedBytes bytes_;  // the mapped file, or the copy from_bytes made; base_/size_ view it
+  MappedBytes bytes_;  // the mapped file, or the copy from_bytes made
   uint64_t data_start_ = 0;
   std::vector<Tensor> tensors_;
   std::unordered_map<std::string, size_t> index_;

@@ -13,8 +13,7 @@ namespace gguf { class File; }
 
 // The most layers (block_count, MTP layers included) a file may declare. Published models have under 200;
 // the bound exists because per-layer tables are sized from the count before the tensors can disprove it,
-// so a corrupt count of 2^31 would otherwise ask for gigabytes (found by reading, the way
-// tokenizer_json_fuzz found the same shape of bug in the tokenizer loader).
+// so a corrupt count near 2^30 would otherwise ask for gigabytes.
 inline constexpr int kMaxBlockCount = 4096;
 
 struct ModelConfig {
