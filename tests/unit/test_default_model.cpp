@@ -12,9 +12,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "generate/generator.h"
+#include "qwenchat/kernel_config.h"
 #include "qwenchat/engine.h"
 #include "tokenizer/chat_format.h"
 
@@ -25,6 +27,8 @@ namespace fs = std::filesystem;
 
 const std::string kModel = std::string(QWENCHAT_SOURCE_DIR) + "/assets/qwenchat-default.gguf";
 const std::string kGolden = std::string(QWENCHAT_SOURCE_DIR) + "/tests/golden/default_model/greedy.json";
+const std::string kGoldenCuda = std::string(QWENCHAT_SOURCE_DIR) + "/tests/golden/default_model/greedy_cuda.json";
+const std::vector<std::string> kGoldenPrompts = {"What is 17 + 25?", "Define: lantern", "Hello", "Spell \"window\"."};
 
 struct Reply {
   std::vector<int32_t> tokens;
@@ -33,12 +37,18 @@ struct Reply {
   double accept0 = 0.0;
 };
 
-Reply greedy_chat(const std::string& question, int max_tokens, int draft) {
+struct RunOn {
+  BackendKind backend = BackendKind::kCpu;
+  GemvVariant gemv = GemvVariant::kTile;  // CUDA only
+};
+
+Reply greedy_chat(const std::string& question, int max_tokens, int draft, const RunOn& run = {}) {
   EngineOptions eo;
   eo.model_path = kModel;
-  eo.backend = BackendKind::kCpu;
+  eo.backend = run.backend;
   eo.n_ctx = 512;
   eo.n_threads = 1;
+  eo.kernels.gemv = run.gemv;
   auto engine = Engine::open(eo);
   EXPECT_TRUE(engine.ok()) << engine.error().describe();
   if (!engine.ok()) return {};
@@ -91,7 +101,7 @@ TEST_F(DefaultModel, MtpIsExactAndItsDraftsAreAccepted) {
 }
 
 TEST_F(DefaultModel, GoldenGreedyStreams) {
-  const std::vector<std::string> prompts = {"What is 17 + 25?", "Define: lantern", "Hello", "Spell \"window\"."};
+  const std::vector<std::string>& prompts = kGoldenPrompts;
   nlohmann::json got = nlohmann::json::array();
   for (const std::string& p : prompts) {
     const Reply r = greedy_chat(p, 40, 0);
@@ -118,6 +128,106 @@ TEST_F(DefaultModel, GoldenGreedyStreams) {
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_EQ(golden["cases"][i]["tokens"], got[i]["tokens"]) << prompts[i];
     EXPECT_EQ(golden["cases"][i]["logits_hash"], got[i]["logits_hash"]) << prompts[i];
+  }
+}
+
+// ---- The same model on the CUDA backend (skipped without the backend or a device) ----
+// Variants of one bit-identity class (kernel_config.h) must give the same tokens and the same logits hash;
+// the streams of one variant per class are golden (greedy_cuda.json, recorded on the GPU machine with
+// QWENCHAT_UPDATE_GOLDEN=1). The CUDA classes quantise activations (hl: ~14 bits, h: 8 bits) where the CPU
+// reference keeps f32, so CUDA tokens may part from the CPU's at a near tie: their agreement is printed,
+// not asserted, and the answers themselves are checked like on the CPU.
+class DefaultModelCuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kModel)) GTEST_SKIP() << kModel << " is not committed yet";
+    if (!cuda_backend_compiled()) GTEST_SKIP() << "this build has no CUDA backend";
+    EngineOptions eo;
+    eo.model_path = kModel;
+    eo.backend = BackendKind::kCuda;
+    eo.n_ctx = 512;
+    auto engine = Engine::open(eo);
+    if (!engine.ok() && engine.error().describe().find("no CUDA device") != std::string::npos)
+      GTEST_SKIP() << engine.error().describe();
+    ASSERT_TRUE(engine.ok()) << engine.error().describe();
+  }
+};
+
+TEST_F(DefaultModelCuda, AnswersArithmeticAndDefinitions) {
+  const RunOn cuda{BackendKind::kCuda, GemvVariant::kTile};
+  const Reply sum = greedy_chat("What is 17 + 25?", 24, 0, cuda);
+  EXPECT_NE(sum.text.find("42"), std::string::npos) << sum.text;
+  const Reply def = greedy_chat("Define: lantern", 48, 0, cuda);
+  EXPECT_EQ(def.text.rfind("Lantern (noun):", 0), 0u) << def.text;
+}
+
+TEST_F(DefaultModelCuda, MtpIsExactAndItsDraftsAreAccepted) {
+  const RunOn cuda{BackendKind::kCuda, GemvVariant::kTile};
+  for (const char* q : {"Define: river", "What is 8 * 7?", "Tell me a fortune."}) {
+    const Reply plain = greedy_chat(q, 48, 0, cuda);
+    for (int draft : {1, 2, 3}) {
+      const Reply spec = greedy_chat(q, 48, draft, cuda);
+      EXPECT_EQ(spec.tokens, plain.tokens) << q << " draft " << draft;
+      if (draft == 1) {
+        EXPECT_GE(spec.accept0, 0.4) << q;  // the CPU test's bound, same reasoning
+      }
+      std::printf("[ mtp      ] %-22s draft %d: %zu tokens, acceptance at position 1 %.2f\n", q, draft,
+                  spec.tokens.size(), spec.accept0);
+    }
+  }
+}
+
+TEST_F(DefaultModelCuda, GoldenGreedyStreamsPerVariantClass) {
+  // Two variants of each multi-member class, and deq (its own class, f32 activations).
+  const std::vector<GemvVariant> variants = {GemvVariant::kTile, GemvVariant::kHLU4, GemvVariant::kTileH,
+                                             GemvVariant::kHU, GemvVariant::kDeq};
+  nlohmann::json got = nlohmann::json::array();
+  for (const std::string& p : kGoldenPrompts) {
+    const Reply cpu = greedy_chat(p, 40, 0);
+    std::map<int, Reply> first_of_class;
+    for (GemvVariant v : variants) {
+      const Reply r = greedy_chat(p, 40, 0, {BackendKind::kCuda, v});
+      const int cls = gemv_identity_class(v);
+      auto [it, fresh] = first_of_class.emplace(cls, r);
+      if (!fresh) {
+        EXPECT_EQ(r.tokens, it->second.tokens) << p << ": " << gemv_variant_name(v) << " is in a bit-identity class";
+        EXPECT_EQ(r.logits_hash, it->second.logits_hash) << p << ": " << gemv_variant_name(v);
+        continue;
+      }
+      std::printf("[ golden   ] %-20s %-6s %2zu tokens, %s the CPU's; \"%s\"\n", p.c_str(), gemv_variant_name(v),
+                  r.tokens.size(), r.tokens == cpu.tokens ? "same tokens as" : "DIFFERENT tokens from",
+                  r.text.substr(0, 48).c_str());
+      got.push_back({{"prompt", p},
+                     {"variant", gemv_variant_name(v)},
+                     {"tokens", r.tokens},
+                     {"text", r.text},
+                     {"logits_hash", r.logits_hash},
+                     {"same_tokens_as_cpu", r.tokens == cpu.tokens}});
+    }
+  }
+  if (std::getenv("QWENCHAT_UPDATE_GOLDEN")) {
+    fs::create_directories(fs::path(kGoldenCuda).parent_path());
+    nlohmann::json doc = {{"format", "qwenchat-golden-greedy-cuda"},
+                          {"version", 1},
+                          {"produced_by", "test_default_model.cpp DefaultModelCuda.GoldenGreedyStreamsPerVariantClass, "
+                                          "QWENCHAT_UPDATE_GOLDEN=1: greedy chat (thinking off), 40 tokens, "
+                                          "cuda backend, one variant per bit-identity class"},
+                          {"model_bytes", fs::file_size(kModel)},
+                          {"cases", got}};
+    std::ofstream(kGoldenCuda) << doc.dump(1) << "\n";
+    GTEST_SKIP() << "rewrote " << kGoldenCuda;
+  }
+  std::ifstream in(kGoldenCuda);
+  ASSERT_TRUE(in.good()) << kGoldenCuda << " is missing: record it on a GPU with QWENCHAT_UPDATE_GOLDEN=1";
+  const nlohmann::json golden = nlohmann::json::parse(in);
+  ASSERT_EQ(golden.value("format", ""), "qwenchat-golden-greedy-cuda");
+  ASSERT_EQ(golden.value("model_bytes", uint64_t{0}), fs::file_size(kModel))
+      << "the golden streams were recorded from another model file: re-record them";
+  ASSERT_EQ(golden["cases"].size(), got.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(golden["cases"][i]["variant"], got[i]["variant"]);
+    EXPECT_EQ(golden["cases"][i]["tokens"], got[i]["tokens"]) << got[i]["prompt"] << " " << got[i]["variant"];
+    EXPECT_EQ(golden["cases"][i]["logits_hash"], got[i]["logits_hash"]) << got[i]["prompt"];
   }
 }
 

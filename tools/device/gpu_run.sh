@@ -13,6 +13,7 @@
 #   QWENCHAT_GPU_STEPS       steps to run (default: "info build tests bench backend worker decode")
 #   QWENCHAT_BENCH_ARGS      extra arguments for qwenchat-gemv-bench (e.g. --quick)
 #   QWENCHAT_DECODE_ARGS     extra arguments for qwenchat-bench (e.g. --quick, --variants tile,hu)
+#   QWENCHAT_DEVICE_JOBS     parallel build jobs (default: all cores; fewer while the GPU trains)
 #   QWENCHAT_DECODE_BUDGET   seconds qwenchat-bench may measure before skipping the rest (default 170)
 # Steps: info, build, tests (kernel GPU tests), bench (GEMV bench), backend (the CUDA backend's tests and
 # `qwenchat-cli generate --backend cuda` end to end), worker (the app's worker thread on the CUDA backend),
@@ -27,7 +28,7 @@ ROOT=$(pwd)
 OUT=${OUT:-$ROOT/device_out}
 mkdir -p "$OUT"
 BUILD=${QWENCHAT_DEVICE_BUILD:-$ROOT/build-device}
-JOBS=$(nproc 2>/dev/null || echo 8)
+JOBS=${QWENCHAT_DEVICE_JOBS:-$(nproc 2>/dev/null || echo 8)}
 STEPS=${QWENCHAT_GPU_STEPS:-"info build tests bench backend worker decode"}
 SUMMARY=()
 TESTS_BIN=""
@@ -69,7 +70,7 @@ step_build() {
   fi
   local targets=(qwenchat-gemv-bench)
   local t
-  for t in qwenchat_gpu_tests qwenchat-bench qwenchat-cli qwenchat-mkmodel qwenchat_unit_tests; do
+  for t in qwenchat_gpu_tests qwenchat-bench qwenchat-cli qwenchat-mkmodel qwenchat-convert qwenchat_unit_tests; do
     if grep -q "build $t:\|build [^:]*/$t:" "$BUILD/build.ninja" 2>/dev/null; then targets+=("$t"); fi
   done
   if ! ninja -C "$BUILD" -k 0 -j"$JOBS" "${targets[@]}" > "$OUT/build.log" 2>&1; then
