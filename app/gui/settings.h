@@ -36,8 +36,10 @@ struct Settings {
   int n_threads = 0;   // 0 = all cores
   bool probes = true;  // per-layer hidden-state norms for the diagnostics panel
 
-  // Speculative decoding with the model's MTP block.
-  bool mtp = false;
+  // Speculative decoding with the model's MTP block. On by default: greedy output is unchanged and sampled
+  // output keeps its distribution (the verifier accepts or resamples), so it only costs when acceptance
+  // is low, and the diagnostics panel shows that acceptance. Ignored for a model without the block.
+  bool mtp = true;
   int mtp_draft = 1;
 
   // CUDA kernel variants (ignored by the CPU backends). Its mtp/probes fields follow the ones above.

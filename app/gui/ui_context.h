@@ -69,6 +69,7 @@ struct UiContext {
     if (model.facts) {
       r.model_path = model.facts->path;
       r.kernel = model.facts->kernel_variant();
+      if (model.facts->n_mtp == 0) r.settings.mtp = false;  // no "MTP requested but..." notice per reply
     }
     return r;
   }

@@ -7,7 +7,7 @@ checked against transformers' qwen3_5 (tests/reference/compare_transformers.py).
 
 Also checks the chunked gated delta rule against the token-by-token recurrence of QWEN35.md section 3.
 
-    /usr/bin/python3 check_against_engine.py --convert build/app/convert/qwenchat-convert \
+    /usr/bin/python3 check_against_engine.py --convert build/app/qwenchat-convert \
         --cli build/app/qwenchat-cli --spm assets/recipe/tokenizer.model [--checkpoint DIR | --random]
 Exit status 0 when every check passes.
 """

@@ -13,10 +13,10 @@ CK=$(mktemp -d)  # the returned files may be read-only: work on a copy with the 
 trap 'rm -rf "$CK"' EXIT
 cp "$1"/config.json "$1"/model.safetensors.index.json "$1"/model-*.safetensors "$CK/"
 cp "$R/tokenizer.model" "$R/tokenizer_config.json" "$R/chat_template.jinja" "$CK/"
-/usr/bin/python3 "$R/check_against_engine.py" --convert "$BUILD/app/convert/qwenchat-convert" \
+/usr/bin/python3 "$R/check_against_engine.py" --convert "$BUILD/app/qwenchat-convert" \
   --cli "$BUILD/app/qwenchat-cli" --spm "$R/tokenizer.model" --checkpoint "$CK" --tokens 48 \
   --docs "$R/eval/chat_sample.jsonl" --n-docs 100
-"$BUILD/app/convert/qwenchat-convert" "$CK" assets/qwenchat-default.gguf --outtype q8_0 \
+"$BUILD/app/qwenchat-convert" "$CK" assets/qwenchat-default.gguf --outtype q8_0 \
   --name qwenchat-default
 /usr/bin/python3 "$R/evaluate.py" --cli "$BUILD/app/qwenchat-cli" --model assets/qwenchat-default.gguf \
   --data "$DATA" --out "$R/metrics-cpu.json" --backend cpu ${EVAL_ARGS:-}

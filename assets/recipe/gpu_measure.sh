@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The device call chained right after gpu_train.sh on the same warm machine (it needs that call's
-# build-device/ and build-device-keep/ckpt): converts the checkpoint with our converter, runs the default
+# The device call after gpu_train.sh (chained on the warm machine, or on a fresh one with the converted
+# assets/qwenchat-default.gguf in the tree, which then travels): builds what is missing, runs the default
 # model's tests on the CUDA backend (recording, then re-checking, tests/golden/default_model/greedy_cuda.json),
 # measures MTP acceptance and decode speed-up on the GPU (evaluate.py --backend cuda), then the GPU suites
 # of tools/device/gpu_run.sh with the time that is left.
@@ -16,7 +16,8 @@ BUILD=$ROOT/build-device
 LOGS=$KEEP/logs2
 DEADLINE=$(( $(date +%s) + ${MEASURE_SECONDS:-560} ))
 P=$ROOT/.device/root/usr
-export LD_LIBRARY_PATH="$P/lib:$P/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export CMAKE_PREFIX_PATH="$P" LD_LIBRARY_PATH="$P/lib:$P/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PKG_CONFIG_PATH="$P/lib/pkgconfig:$P/lib/x86_64-linux-gnu/pkgconfig:$P/share/pkgconfig"
 export PATH="/usr/local/cuda/bin:$PATH"
 rm -rf "$LOGS"
 mkdir -p "$OUT" "$LOGS"
@@ -30,19 +31,26 @@ finish() {
 }
 trap finish EXIT
 
-[[ -f $KEEP/ckpt/config.json && -f $BUILD/build.ninja ]] || { note "no checkpoint or build from gpu_train.sh"; exit 1; }
-ninja -C "$BUILD" qwenchat-cli qwenchat-convert qwenchat_unit_tests > "$LOGS/build.log" 2>&1 ||
-  { note "incremental build FAILED"; grep -E "error" "$LOGS/build.log" | head; exit 1; }
+# 0. The build: incremental on the machine gpu_train.sh left warm, whole on a fresh one (~2 min, 16 cores).
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DQWENCHAT_GUI=OFF -DQWENCHAT_CUDA=ON \
+  -DQWENCHAT_PTXAS_VERBOSE=ON > "$LOGS/configure.log" 2>&1 || { note "configure FAILED"; tail -5 "$LOGS/configure.log"; exit 1; }
+ninja -C "$BUILD" qwenchat-cli qwenchat-convert qwenchat-mkmodel qwenchat-bench qwenchat-gemv-bench qwenchat_unit_tests \
+  qwenchat_gpu_tests > "$LOGS/build.log" 2>&1 || { note "build FAILED"; grep -E "error" "$LOGS/build.log" | head; exit 1; }
+note "build done at $(( ${MEASURE_SECONDS:-560} - $(left) )) s"
 CLI=$(find "$BUILD" -name qwenchat-cli -type f | head -1)
 CONVERT=$(find "$BUILD" -name qwenchat-convert -type f | head -1)
 UNIT=$(find "$BUILD" -name qwenchat_unit_tests -type f | head -1)
 
-# 1. The checkpoint -> the shipped Q8_0 GGUF (same converter and arguments as finish.sh).
-CK=$KEEP/ck_tok
-rm -rf "$CK" && mkdir -p "$CK" && cp "$KEEP"/ckpt/* "$CK/"
-cp assets/recipe/tokenizer.model assets/recipe/tokenizer_config.json assets/recipe/chat_template.jinja "$CK/"
-"$CONVERT" "$CK" assets/qwenchat-default.gguf --outtype q8_0 --name qwenchat-default > "$LOGS/convert.log" 2>&1 ||
-  { note "convert FAILED: $(tail -1 "$LOGS/convert.log")"; exit 1; }
+# 1. The model: the GGUF that travelled with the tree (converted here by finish.sh), else the checkpoint of
+# gpu_train.sh converted now with the same converter and arguments.
+if [[ ! -f assets/qwenchat-default.gguf ]]; then
+  [[ -f $KEEP/ckpt/config.json ]] || { note "neither assets/qwenchat-default.gguf nor a checkpoint"; exit 1; }
+  CK=$KEEP/ck_tok
+  rm -rf "$CK" && mkdir -p "$CK" && cp "$KEEP"/ckpt/* "$CK/"
+  cp assets/recipe/tokenizer.model assets/recipe/tokenizer_config.json assets/recipe/chat_template.jinja "$CK/"
+  "$CONVERT" "$CK" assets/qwenchat-default.gguf --outtype q8_0 --name qwenchat-default > "$LOGS/convert.log" 2>&1 ||
+    { note "convert FAILED: $(tail -1 "$LOGS/convert.log")"; exit 1; }
+fi
 note "gguf $(stat -c %s assets/qwenchat-default.gguf) bytes sha256 $(sha256sum assets/qwenchat-default.gguf | cut -c1-16)"
 "$CLI" info --model assets/qwenchat-default.gguf > "$LOGS/info.log" 2>&1
 

@@ -128,7 +128,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   }
   b->spec_capable_ = with_history;  // false only where a history was needed (GDN layers and an MTP block)
   if (b->mem_.total() + kMemoryReserve > avail) {
-    char buf[160];
+    char buf[160 + sizeof prop.name];  // room for the longest device name (newer GCCs check)
     std::snprintf(buf, sizeof buf, "%.2f GiB are free on %s (%.2f GiB total; %.2f GiB kept for the runtime)",
                   gib(avail), prop.name, gib(total_b), gib(kMemoryReserve));
     return make_error("the model does not fit in GPU memory: it needs " + b->mem_.describe() + " but " + buf,

@@ -22,7 +22,7 @@ attention layers, tied or untied embeddings) this script
      plus what CI needs to rebuild the checkpoint) into --out.
 
 Needs torch, transformers (with qwen3_5), numpy, safetensors; no network. Run on the GPU machine:
-    python3 tests/reference/compare_transformers.py --convert build/app/convert/qwenchat-convert \
+    python3 tests/reference/compare_transformers.py --convert build/app/qwenchat-convert \
         --cli build/app/qwenchat-cli --out "$OUT"
 Exit status 0 when every required check passes (backends beyond cpu-f64 are reported, not required).
 """

@@ -16,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kConvert = std::string(QWENCHAT_BINARY_DIR) + "/app/convert/qwenchat-convert";
+const std::string kConvert = std::string(QWENCHAT_BINARY_DIR) + "/app/qwenchat-convert";
 const std::string kCli = std::string(QWENCHAT_BINARY_DIR) + "/app/qwenchat-cli";
 
 struct ProcessResult {
