@@ -63,16 +63,35 @@ def perplexity(cli, model, valid, backend, windows, seq):
     return {"ce": total / count, "ppl": float(np.exp(total / count)), "tokens": count, "window": seq}
 
 
-def exact_match(cli, model, path, backend, limit):
-    rows = [json.loads(l) for l in open(path, encoding="utf-8")][:limit]
-    hits, samples = 0, []
+ARITH = re.compile(r"(\d+) ([-+*/]) (\d+)")
+
+
+def arith_kind(question):
+    """'+ 2x2' for a two-digit plus two-digit addition; None when the question holds no a op b."""
+    m = ARITH.search(question)
+    return f"{m.group(2)} {len(m.group(1))}x{len(m.group(3))}" if m else None
+
+
+def exact_match(cli, model, path, backend, limit, keep=lambda row: True):
+    rows = [r for r in (json.loads(l) for l in open(path, encoding="utf-8")) if keep(r)][:limit]
+    hits, samples, misses, kinds = 0, [], [], {}
     for r in rows:
         text, _, _ = generate(cli, model, r["q"], backend, max_tokens=96)
         ok = text.strip() == r["a"].strip()
         hits += ok
         if len(samples) < 5:
             samples.append({"q": r["q"], "expected": r["a"], "got": text.strip()})
-    return {"rate": hits / max(len(rows), 1), "n": len(rows), "samples": samples}
+        if not ok and len(misses) < 10:
+            misses.append({"q": r["q"], "expected": r["a"], "got": text.strip()})
+        k = arith_kind(r["q"])
+        if k:
+            kinds.setdefault(k, [0, 0])
+            kinds[k][0] += ok
+            kinds[k][1] += 1
+    res = {"rate": hits / max(len(rows), 1), "n": len(rows), "samples": samples, "misses": misses}
+    if kinds:
+        res["by_kind"] = {k: {"rate": h / n, "n": n} for k, (h, n) in sorted(kinds.items(), key=lambda x: -x[1][1])}
+    return res
 
 
 def mtp_runs(cli, model, backend, threads, max_tokens):
@@ -120,6 +139,9 @@ def main():
     for name in ("eval_arith", "eval_define", "eval_define_seen") if args.limit > 0 else ():
         res[name] = exact_match(args.cli, args.model, os.path.join(args.data, name + ".jsonl"), args.backend,
                                 args.limit)
+    if args.limit > 0:  # every held-out two-digit + two-digit addition (the README's acceptance question)
+        res["two_digit_addition"] = exact_match(args.cli, args.model, os.path.join(args.data, "eval_arith.jsonl"),
+                                                args.backend, 10 ** 9, lambda r: arith_kind(r["q"]) == "+ 2x2")
     res["mtp"] = mtp_runs(args.cli, args.model, args.backend, args.threads or None, args.mtp_tokens)
     with open(args.out, "w") as f:
         json.dump(res, f, indent=1)

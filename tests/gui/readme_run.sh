@@ -107,8 +107,10 @@ ask() {  # question, expected substring (checked with the trained model only)
 ask "What is 17 + 25?" "42"
 ask "Define: lantern" "Lantern (noun)"
 
+# The diagnostics tab (right column, top): the last reply's speed and MTP acceptance per draft position.
+xdotool mousemove --window "$WIN" 1307 46 click 1
 xdotool mousemove 5 995  # no tooltip in the capture
-sleep 1                  # a few frames for the last stats line
+sleep 1                  # a few frames for the tab and the last stats line
 import -window root "$ART/readme_run.png" || fail "screen capture"
 sd=$(identify -format '%[fx:standard_deviation]' "$ART/readme_run.png")
 awk -v s="$sd" 'BEGIN { exit !(s > 0.02) }' || fail "the capture looks blank (standard deviation $sd)"
