@@ -2,6 +2,7 @@
 # One entry point for a fresh Debian 12 machine:
 #   scripts/qwenchat.sh run    install what is missing, build, launch the app on the embedded default model
 #   scripts/qwenchat.sh test   install what is missing, build, run every test (CI calls this)
+#   scripts/qwenchat.sh deb    install what is missing, build the Debian package (packaging/build_deb.sh)
 # Extra arguments after `run` go to the app. Environment: QWENCHAT_BUILD_DIR (default build),
 # QWENCHAT_JOBS (default: number of cores).
 set -euo pipefail
@@ -15,7 +16,8 @@ PACKAGES=(build-essential cmake ninja-build pkg-config git
   libglfw3-dev libimgui-dev libgl-dev libsqlite3-dev libsqlitecpp-dev libsentencepiece-dev sentencepiece
   libpcre2-dev libmd4c-dev libmd4c-html0-dev nlohmann-json3-dev libgtest-dev
   clang-14 libclang-rt-14-dev
-  xvfb xauth xdotool x11-utils imagemagick libgl1-mesa-dri mesa-utils fonts-dejavu-core)
+  xvfb xauth xdotool x11-utils imagemagick libgl1-mesa-dri mesa-utils fonts-dejavu-core
+  dpkg-dev help2man lintian desktop-file-utils appstream)
 # Node runs the Hugging Face agreement tests (tests/agreement). Debian's packages only when no node/npm
 # is on PATH: NodeSource's nodejs bundles npm and conflicts with Debian's npm package.
 command -v node > /dev/null && command -v npm > /dev/null || PACKAGES+=(nodejs npm)
@@ -44,23 +46,38 @@ shift || true
 case "$cmd" in
   run)
     install_missing
-    configure_build "$BUILD"
+    # Machine code for this machine's GPU only (a quarter of the compile time of the full list), when one
+    # is present and the build folder is new; a packaged build compiles the full list.
+    arch=()
+    if [ ! -f "$BUILD/CMakeCache.txt" ] && command -v nvidia-smi > /dev/null && nvidia-smi -L > /dev/null 2>&1; then
+      arch=(-DCMAKE_CUDA_ARCHITECTURES=native)
+    fi
+    configure_build "$BUILD" "${arch[@]}"
     exec "$BUILD/app/qwenchat" "$@"
     ;;
   test)
     install_missing
     # The test build compiles every .cu file for one architecture (sm_90, the card we measure on): that is
-    # what proves they compile, at a quarter of the time of the default four-architecture list.
-    configure_build "$BUILD" -DCMAKE_CUDA_ARCHITECTURES="${QWENCHAT_CUDA_ARCHITECTURES:-90}"
+    # what proves they compile, at a sixth of the time of the default list (cmake/QwenchatCudaArch.cmake).
+    configure_build "$BUILD" -DCMAKE_CUDA_ARCHITECTURES="${QWENCHAT_CUDA_ARCHITECTURES:-90}" -DQWENCHAT_WERROR=ON
     (cd "$BUILD" && ctest --output-on-failure -j "$JOBS" --timeout 1500)
     # Second build: clang + AddressSanitizer/UBSan for every parser of outside files, plus the bounded
     # libFuzzer run of the GGUF reader. GPU and GUI parts are off there (they have their own suites above).
-    CC=clang-14 CXX=clang++-14 configure_build "$BUILD-asan" -DQWENCHAT_CUDA=OFF -DQWENCHAT_GUI=OFF \
+    CC=clang-14 CXX=clang++-14 configure_build "$BUILD-asan" -DQWENCHAT_CUDA=OFF -DQWENCHAT_GUI=OFF -DQWENCHAT_WERROR=ON \
       -DQWENCHAT_SANITIZE=ON -DQWENCHAT_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
     (cd "$BUILD-asan" && ctest --output-on-failure -j "$JOBS" -L "asan|fuzz" --timeout 1500)
+    # Third: the Debian package a user installs (packaging/check_deb.sh: a Release build with Debian's
+    # flags, lintian, desktop entry and metainfo, install, use, remove). Exit 77 = skipped, with the reason.
+    rc=0
+    packaging/check_deb.sh || rc=$?
+    [ $rc -eq 0 ] || [ $rc -eq 77 ] || exit $rc
+    ;;
+  deb)
+    install_missing
+    exec packaging/build_deb.sh "$@"  # --cpu for the CPU-only package
     ;;
   *)
-    echo "usage: scripts/qwenchat.sh run [app arguments] | test" >&2
+    echo "usage: scripts/qwenchat.sh run [app arguments] | test | deb [--cpu]" >&2
     exit 2
     ;;
 esac

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "common/args.h"
+#include "common/version.h"
 #include "cuda/cuda_backend.h"
 #include "device_fill.h"
 #include "generate/generator.h"
@@ -643,6 +644,7 @@ int Bench::run() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (qc::app::print_version_if_asked("qwenchat-bench", argc, argv)) return 0;
   bool help = false;
   auto o = parse(argc, argv, &help);
   if (!o.ok()) {

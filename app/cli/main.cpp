@@ -3,11 +3,12 @@
 #include <cstring>
 
 #include "commands.h"
+#include "common/version.h"
 
 namespace {
 
-void usage() {
-  std::fprintf(stderr,
+void usage(FILE* to) {
+  std::fprintf(to,
                "usage: qwenchat-cli COMMAND [options]   (COMMAND --help for its options)\n"
                "  info       what a model file holds\n"
                "  generate   generate text from a prompt\n"
@@ -21,8 +22,9 @@ void usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (qc::app::print_version_if_asked("qwenchat-cli", argc, argv)) return 0;
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
-    usage();
+    usage(argc < 2 ? stderr : stdout);  // asked for: stdout (help2man reads it); missing command: stderr
     return argc < 2 ? 2 : 0;
   }
   const std::string cmd = argv[1];

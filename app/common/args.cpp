@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/version.h"
+
 namespace qc::app {
 
 Result<Args> Args::parse(int argc, char** argv, int first, const std::vector<OptionSpec>& specs) {
@@ -100,6 +102,7 @@ std::string Args::usage(const std::vector<OptionSpec>& specs) {
 
 int run_tool(const char* name, const char* usage, const std::vector<OptionSpec>& specs, int argc, char** argv,
              const std::function<Status(const Args&)>& body) {
+  if (print_version_if_asked(name, argc, argv)) return 0;
   auto args = Args::parse(argc, argv, 1, specs);
   if (!args.ok()) {
     std::fprintf(stderr, "%s: %s\n", name, args.error().describe().c_str());

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "app.h"
+#include "common/version.h"
 
 namespace {
 
@@ -18,6 +19,7 @@ std::string glfw_error() {
 }
 
 int run(int argc, char** argv) {
+  if (qc::app::print_version_if_asked("qwenchat", argc, argv)) return 0;
   auto options = qc::gui::parse_gui_options(argc, argv);
   if (!options.ok()) {
     std::fprintf(stderr, "qwenchat: %s\n%s", options.error().describe().c_str(),
@@ -44,6 +46,10 @@ int run(int argc, char** argv) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  // WM_CLASS "qwenchat": the desktop entry's StartupWMClass (packaging/), so the dock groups the window
+  // under the app's icon; Wayland shells match the app id the same way.
+  glfwWindowHintString(GLFW_X11_CLASS_NAME, "qwenchat");
+  glfwWindowHintString(GLFW_X11_INSTANCE_NAME, "qwenchat");
   GLFWwindow* window = glfwCreateWindow(1600, 1000, "qwenchat", nullptr, nullptr);
   if (window == nullptr) {
     std::fprintf(stderr, "qwenchat: cannot create an OpenGL 3.3 window: %s\n", glfw_error().c_str());

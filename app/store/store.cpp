@@ -66,6 +66,16 @@ Result<Store> Store::open(const std::string& path, const OpenOptions& options) {
                           "open it once with the app to migrate it");
       }
     } else {
+      // A database of a newer schema is refused before anything is written to it (the WAL switch below
+      // rewrites the file header): the newer qwenchat that wrote it finds it as it left it.
+      const Result<int> version = schema::version(*db);
+      if (!version.ok()) return make_error("store: open " + path + ": " + version.error().message);
+      if (*version > schema::kCurrentVersion) {
+        return make_error("store: open " + path + ": the database has schema version " +
+                              std::to_string(*version) + ", newer than this build's " +
+                              std::to_string(schema::kCurrentVersion) + "; it was left unchanged",
+                          "it was written by a newer qwenchat: open it with that version, or update qwenchat");
+      }
       const std::string mode = db->execAndGet("PRAGMA journal_mode = WAL").getString();
       if (mode != "wal") {
         return make_error("store: open " + path + ": journal_mode WAL refused (got \"" + mode + "\")");

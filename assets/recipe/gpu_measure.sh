@@ -33,7 +33,7 @@ trap finish EXIT
 
 # 0. The build: incremental on the machine gpu_train.sh left warm, whole on a fresh one (~2 min, 16 cores).
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DQWENCHAT_GUI=OFF -DQWENCHAT_CUDA=ON \
-  -DQWENCHAT_PTXAS_VERBOSE=ON > "$LOGS/configure.log" 2>&1 || { note "configure FAILED"; tail -5 "$LOGS/configure.log"; exit 1; }
+  -DQWENCHAT_PTXAS_VERBOSE=ON -DQWENCHAT_WERROR=ON > "$LOGS/configure.log" 2>&1 || { note "configure FAILED"; tail -5 "$LOGS/configure.log"; exit 1; }
 # What the default model's measurements need first; the GPU suites' binaries are built in step 4, if time allows.
 ninja -C "$BUILD" qwenchat-cli qwenchat-convert qwenchat_unit_tests > "$LOGS/build.log" 2>&1 || { note "build FAILED"; grep -E "error" "$LOGS/build.log" | head; exit 1; }
 note "build done at $(( ${MEASURE_SECONDS:-560} - $(left) )) s"

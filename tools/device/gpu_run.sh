@@ -60,7 +60,7 @@ step_info() {
 }
 
 step_build() {
-  local common=(-G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DQWENCHAT_GUI=OFF -DQWENCHAT_CUDA=ON -DQWENCHAT_PTXAS_VERBOSE=ON)
+  local common=(-G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DQWENCHAT_GUI=OFF -DQWENCHAT_CUDA=ON -DQWENCHAT_PTXAS_VERBOSE=ON -DQWENCHAT_WERROR=ON)
   if cmake -S "$ROOT" -B "$BUILD" "${common[@]}" > "$OUT/configure.log" 2>&1; then
     log "configured the full project in $BUILD"
   else
