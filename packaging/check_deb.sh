@@ -86,7 +86,12 @@ Xvfb ":$N" -screen 0 1280x800x24 -nolisten tcp > /dev/null 2>&1 &
 XVFB_PID=$!
 export DISPLAY=":$N"
 for _ in $(seq 1 150); do xdotool getdisplaygeometry > /dev/null 2>&1 && break; sleep 0.2; done
-(cd / && LIBGL_ALWAYS_SOFTWARE=1 exec /usr/bin/qwenchat --db "$HOMEDIR/gui.db") > "$OUT/gui.log" 2>&1 &
+# Started the way the desktop does it: the installed entry's Exec line (no field codes in it), on the
+# user's own database.
+DESKTOP=$(ls /usr/share/applications/io.github.qwenchat.qwenchat.desktop) || fail "no installed desktop entry"
+EXEC=$(sed -n 's/^Exec=//p' "$DESKTOP")
+[ "$(command -v "${EXEC%% *}")" = /usr/bin/qwenchat ] || fail "the desktop entry's Exec '$EXEC' does not start /usr/bin/qwenchat"
+(cd / && LIBGL_ALWAYS_SOFTWARE=1 exec $EXEC) > "$OUT/gui.log" 2>&1 &
 APP=$!
 ok=0
 for _ in $(seq 1 300); do xdotool search --name '^qwenchat · qwenchat-default.gguf$' > /dev/null 2>&1 && { ok=1; break; }; sleep 0.2; done
@@ -99,7 +104,7 @@ xdotool key ctrl+q
 for _ in $(seq 1 100); do kill -0 $APP 2> /dev/null || break; sleep 0.2; done
 kill -0 $APP 2> /dev/null && fail "the installed app did not quit on Ctrl+Q"
 wait $APP || fail "the installed app's exit status was not 0"
-echo "check_deb: installed app opened on /usr/share/qwenchat/qwenchat-default.gguf and quit cleanly"
+echo "check_deb: the desktop entry's '$EXEC' opened the app on /usr/share/qwenchat/qwenchat-default.gguf; it quit cleanly"
 
 # 5. Remove; the user's data stays as it was (the settings the app saved on quit included).
 before=$(snapshot)
@@ -107,4 +112,15 @@ apt-get remove -y "$PKG" > "$OUT/remove.log" 2>&1 || fail "apt-get remove $PKG"
 [ ! -e /usr/bin/qwenchat-cli ] || fail "/usr/bin/qwenchat-cli is still there after the removal"
 after=$(snapshot)
 [ "$before" = "$after" ] || fail "the user's data changed: before: $before after: $after"
+# 6. The other variant (the CPU-only package where this machine built the CUDA one): built and linted.
+if [ ${#variant[@]} -eq 0 ]; then
+  QWENCHAT_DEB_OUT=$OUT/cpu packaging/build_deb.sh --cpu > "$OUT/cpu.log" 2>&1 || { tail -20 "$OUT/cpu.log"; fail "build_deb.sh --cpu"; }
+  lintian --allow-root -I --pedantic "$OUT"/cpu/*.deb > "$OUT/lintian-cpu.txt" 2>&1
+  grep -E "^[EW]: " "$OUT/lintian-cpu.txt" && fail "lintian on the CPU-only package reports errors or warnings"
+  while read -r line; do
+    tag=$(echo "$line" | awk '{print $3}')
+    grep -q "^$tag:" packaging/lintian-explained || fail "lintian tag '$tag' (CPU package) is not explained"
+  done < <(grep -E "^[IPX]: " "$OUT/lintian-cpu.txt")
+  echo "check_deb: $(basename "$OUT"/cpu/*.deb) built, lintian clean ($(grep -c . "$OUT/lintian-cpu.txt") info lines)"
+fi
 echo "check_deb: PASS ($PKG: lintian clean, desktop entry and metainfo valid, installed, used, removed; user data untouched)"
