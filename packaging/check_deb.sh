@@ -14,6 +14,8 @@ set -u -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 fail() { echo "check_deb: FAIL: $*"; exit 1; }
+# shellcheck source=../tests/gui/xvfb_lib.sh
+. tests/gui/xvfb_lib.sh
 
 [ "$(id -u)" -eq 0 ] || { echo "check_deb: SKIP: installs a package, needs root"; exit 77; }
 for tool in lintian desktop-file-validate appstreamcli dpkg-shlibdeps help2man Xvfb xdotool sqlite3 apt-get; do
@@ -79,13 +81,7 @@ reply=$(cd / && /usr/bin/qwenchat-cli generate --chat --prompt "What is 17 + 25?
 echo "check_deb: installed qwenchat-cli on the installed default model: $reply"
 [[ $reply == *42* ]] || fail "no '42' from the installed default model ($(tail -1 "$OUT/cli.err"))"
 
-N=""
-for n in $(seq 91 199); do [ ! -e "/tmp/.X$n-lock" ] && [ ! -e "/tmp/.X11-unix/X$n" ] && { N=$n; break; }; done
-[ -n "$N" ] || fail "no free X display"
-Xvfb ":$N" -screen 0 1280x800x24 -nolisten tcp > /dev/null 2>&1 &
-XVFB_PID=$!
-export DISPLAY=":$N"
-for _ in $(seq 1 150); do xdotool getdisplaygeometry > /dev/null 2>&1 && break; sleep 0.2; done
+start_xvfb 1280x800x24 "$OUT/xvfb.log" || fail "no virtual display (the reason is above)"
 # Started the way the desktop does it: the installed entry's Exec line (no field codes in it), on the
 # user's own database.
 DESKTOP=$(ls /usr/share/applications/io.github.qwenchat.qwenchat.desktop) || fail "no installed desktop entry"
@@ -93,9 +89,8 @@ EXEC=$(sed -n 's/^Exec=//p' "$DESKTOP")
 [ "$(command -v "${EXEC%% *}")" = /usr/bin/qwenchat ] || fail "the desktop entry's Exec '$EXEC' does not start /usr/bin/qwenchat"
 (cd / && LIBGL_ALWAYS_SOFTWARE=1 exec $EXEC) > "$OUT/gui.log" 2>&1 &
 APP=$!
-ok=0
-for _ in $(seq 1 300); do xdotool search --name '^qwenchat · qwenchat-default.gguf$' > /dev/null 2>&1 && { ok=1; break; }; sleep 0.2; done
-[ $ok = 1 ] || { cat "$OUT/gui.log"; fail "the installed app showed no window on the default model"; }
+wait_for 60 xdotool search --name '^qwenchat · qwenchat-default.gguf$' ||
+  { cat "$OUT/gui.log"; fail "the installed app showed no window on the default model"; }
 if command -v xprop > /dev/null; then  # the desktop entry's StartupWMClass
   wm_class=$(xprop -id "$(xdotool search --name '^qwenchat · ' | head -1)" WM_CLASS)
   [[ $wm_class == *'"qwenchat", "qwenchat"'* ]] || fail "WM_CLASS is $wm_class, expected qwenchat (StartupWMClass)"

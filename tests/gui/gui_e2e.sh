@@ -23,12 +23,8 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; [ -f "$ART/app.log" ] && { echo "--- app log"; cat "$ART/app.log"; }; exit 1; }
-# Waits up to $1 seconds (a hang guard, not a timing expectation) for the command in $2.. to succeed.
-wait_for() {
-  local limit=$1; shift
-  for _ in $(seq 1 $((limit * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-  return 1
-}
+# shellcheck source=xvfb_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/xvfb_lib.sh"
 
 rm -rf "$ART" && mkdir -p "$ART" "$WORK/config" "$WORK/data" "$WORK/cwd"
 
@@ -48,16 +44,8 @@ mkdir -p "$WORK/config/qwenchat"
 echo '{"settings": {"max_tokens": 100000, "n_ctx": 2048, "random_seed": false, "seed": 1, "mtp": true, "mtp_draft": 2}}' \
   >"$WORK/config/qwenchat/config.json"
 
-# 3. A free display number.
-N=""
-for n in $(seq 91 199); do
-  if [ ! -e "/tmp/.X$n-lock" ] && [ ! -e "/tmp/.X11-unix/X$n" ]; then N=$n; break; fi
-done
-[ -n "$N" ] || fail "no free X display number in 91..199"
-Xvfb ":$N" -screen 0 1600x1000x24 -nolisten tcp >"$WORK/xvfb.log" 2>&1 &
-XVFB_PID=$!
-export DISPLAY=":$N"
-wait_for 30 xdotool getdisplaygeometry || fail "Xvfb :$N did not start: $(cat "$WORK/xvfb.log")"
+# 3. A virtual display.
+start_xvfb 1600x1000x24 "$WORK/xvfb.log" || fail "no virtual display (the reason is above)"
 
 # 4. The app.
 (cd "$WORK/cwd" && XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data" LIBGL_ALWAYS_SOFTWARE=1 \

@@ -38,25 +38,14 @@ fail() {
   [ -f "$ART/run.log" ] && { echo "--- run log (last 40 lines)"; tail -40 "$ART/run.log"; }
   exit 1
 }
-wait_for() {  # a hang guard, not a timing expectation
-  local limit=$1; shift
-  for _ in $(seq 1 $((limit * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-  return 1
-}
+# shellcheck source=xvfb_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/xvfb_lib.sh"
 
 rm -rf "$ART" && mkdir -p "$ART" "$WORK/config/qwenchat" "$WORK/data"
 # A new user's settings, except a fixed sampling seed so that every run gives the same replies.
 echo '{"settings": {"random_seed": false, "seed": 7}}' >"$WORK/config/qwenchat/config.json"
 
-N=""
-for n in $(seq 91 199); do
-  if [ ! -e "/tmp/.X$n-lock" ] && [ ! -e "/tmp/.X11-unix/X$n" ]; then N=$n; break; fi
-done
-[ -n "$N" ] || fail "no free X display number in 91..199"
-Xvfb ":$N" -screen 0 1600x1000x24 -nolisten tcp >"$WORK/xvfb.log" 2>&1 &
-XVFB_PID=$!
-export DISPLAY=":$N"
-wait_for 30 xdotool getdisplaygeometry || fail "Xvfb :$N did not start: $(cat "$WORK/xvfb.log")"
+start_xvfb 1600x1000x24 "$WORK/xvfb.log" || fail "no virtual display (the reason is above)"
 
 # The line itself, in its own process group (the build's and the app's processes end together).
 (cd "$SRC" && XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data" LIBGL_ALWAYS_SOFTWARE=1 \

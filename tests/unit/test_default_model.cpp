@@ -71,6 +71,38 @@ Reply greedy_chat(const std::string& question, int max_tokens, int draft, const 
   return {r->tokens, r->text, r->stats.final_logits_hash, draft > 0 ? r->stats.mtp_acceptance(0) : 0.0};
 }
 
+// Golden files of greedy streams: QWENCHAT_UPDATE_GOLDEN=1 rewrites them (record_golden, then the test
+// skips), otherwise check_golden compares each case's tokens and logits hash (and variant, where the
+// cases carry one) with what this run produced.
+bool updating_golden() { return std::getenv("QWENCHAT_UPDATE_GOLDEN") != nullptr; }
+
+void record_golden(const std::string& path, const std::string& format, const std::string& produced_by,
+                   const nlohmann::json& cases) {
+  fs::create_directories(fs::path(path).parent_path());
+  const nlohmann::json doc = {{"format", format},
+                              {"version", 1},
+                              {"produced_by", produced_by},
+                              {"model_bytes", fs::file_size(kModel)},
+                              {"cases", cases}};
+  std::ofstream(path) << doc.dump(1) << "\n";
+}
+
+void check_golden(const std::string& path, const std::string& format, const nlohmann::json& got) {
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good()) << path << " is missing: record it with QWENCHAT_UPDATE_GOLDEN=1 (on a GPU for CUDA)";
+  const nlohmann::json golden = nlohmann::json::parse(in);
+  ASSERT_EQ(golden.value("format", ""), format);
+  ASSERT_EQ(golden.value("model_bytes", uint64_t{0}), fs::file_size(kModel))
+      << "the golden streams were recorded from another model file: re-record them";
+  ASSERT_EQ(golden["cases"].size(), got.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    for (const char* key : {"variant", "tokens", "logits_hash"}) {
+      EXPECT_EQ(golden["cases"][i].value(key, nlohmann::json()), got[i].value(key, nlohmann::json()))
+          << key << " of " << got[i]["prompt"] << " " << got[i].value("variant", "");
+    }
+  }
+}
+
 class DefaultModel : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -107,28 +139,14 @@ TEST_F(DefaultModel, GoldenGreedyStreams) {
     const Reply r = greedy_chat(p, 40, 0);
     got.push_back({{"prompt", p}, {"tokens", r.tokens}, {"text", r.text}, {"logits_hash", r.logits_hash}});
   }
-  if (std::getenv("QWENCHAT_UPDATE_GOLDEN")) {
-    fs::create_directories(fs::path(kGolden).parent_path());
-    nlohmann::json doc = {{"format", "qwenchat-golden-greedy"},
-                          {"version", 1},
-                          {"produced_by", "test_default_model.cpp GoldenGreedyStreams, QWENCHAT_UPDATE_GOLDEN=1: "
-                                          "greedy chat (thinking off), 40 tokens, cpu backend, 1 thread"},
-                          {"model_bytes", fs::file_size(kModel)},
-                          {"cases", got}};
-    std::ofstream(kGolden) << doc.dump(1) << "\n";
+  if (updating_golden()) {
+    record_golden(kGolden, "qwenchat-golden-greedy",
+                  "test_default_model.cpp GoldenGreedyStreams, QWENCHAT_UPDATE_GOLDEN=1: greedy chat (thinking off), "
+                  "40 tokens, cpu backend, 1 thread",
+                  got);
     GTEST_SKIP() << "rewrote " << kGolden;
   }
-  std::ifstream in(kGolden);
-  ASSERT_TRUE(in.good()) << kGolden << " is missing: run with QWENCHAT_UPDATE_GOLDEN=1 once the model is committed";
-  const nlohmann::json golden = nlohmann::json::parse(in);
-  ASSERT_EQ(golden.value("format", ""), "qwenchat-golden-greedy");
-  ASSERT_EQ(golden.value("model_bytes", uint64_t{0}), fs::file_size(kModel))
-      << "the golden streams were recorded from another model file: re-record them";
-  ASSERT_EQ(golden["cases"].size(), got.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_EQ(golden["cases"][i]["tokens"], got[i]["tokens"]) << prompts[i];
-    EXPECT_EQ(golden["cases"][i]["logits_hash"], got[i]["logits_hash"]) << prompts[i];
-  }
+  check_golden(kGolden, "qwenchat-golden-greedy", got);
 }
 
 // ---- The same model on the CUDA backend (skipped without the backend or a device) ----
@@ -205,30 +223,15 @@ TEST_F(DefaultModelCuda, GoldenGreedyStreamsPerVariantClass) {
                      {"same_tokens_as_cpu", r.tokens == cpu.tokens}});
     }
   }
-  if (std::getenv("QWENCHAT_UPDATE_GOLDEN")) {
-    fs::create_directories(fs::path(kGoldenCuda).parent_path());
-    nlohmann::json doc = {{"format", "qwenchat-golden-greedy-cuda"},
-                          {"version", 1},
-                          {"produced_by", "test_default_model.cpp DefaultModelCuda.GoldenGreedyStreamsPerVariantClass, "
-                                          "QWENCHAT_UPDATE_GOLDEN=1: greedy chat (thinking off), 40 tokens, "
-                                          "cuda backend, one variant per bit-identity class"},
-                          {"model_bytes", fs::file_size(kModel)},
-                          {"cases", got}};
-    std::ofstream(kGoldenCuda) << doc.dump(1) << "\n";
+  if (updating_golden()) {
+    record_golden(kGoldenCuda, "qwenchat-golden-greedy-cuda",
+                  "test_default_model.cpp DefaultModelCuda.GoldenGreedyStreamsPerVariantClass, "
+                  "QWENCHAT_UPDATE_GOLDEN=1: greedy chat (thinking off), 40 tokens, cuda backend, one variant per "
+                  "bit-identity class",
+                  got);
     GTEST_SKIP() << "rewrote " << kGoldenCuda;
   }
-  std::ifstream in(kGoldenCuda);
-  ASSERT_TRUE(in.good()) << kGoldenCuda << " is missing: record it on a GPU with QWENCHAT_UPDATE_GOLDEN=1";
-  const nlohmann::json golden = nlohmann::json::parse(in);
-  ASSERT_EQ(golden.value("format", ""), "qwenchat-golden-greedy-cuda");
-  ASSERT_EQ(golden.value("model_bytes", uint64_t{0}), fs::file_size(kModel))
-      << "the golden streams were recorded from another model file: re-record them";
-  ASSERT_EQ(golden["cases"].size(), got.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_EQ(golden["cases"][i]["variant"], got[i]["variant"]);
-    EXPECT_EQ(golden["cases"][i]["tokens"], got[i]["tokens"]) << got[i]["prompt"] << " " << got[i]["variant"];
-    EXPECT_EQ(golden["cases"][i]["logits_hash"], got[i]["logits_hash"]) << got[i]["prompt"];
-  }
+  check_golden(kGoldenCuda, "qwenchat-golden-greedy-cuda", got);
 }
 
 }  // namespace
