@@ -17,7 +17,8 @@ PACKAGES=(build-essential cmake ninja-build pkg-config git
   libpcre2-dev libmd4c-dev libmd4c-html0-dev nlohmann-json3-dev libgtest-dev
   clang-14 libclang-rt-14-dev
   xvfb xauth xdotool x11-utils imagemagick libgl1-mesa-dri mesa-utils fonts-dejavu-core
-  dpkg-dev help2man lintian desktop-file-utils appstream)
+  dpkg-dev help2man lintian desktop-file-utils appstream
+  libcpp-httplib-dev curl)
 # Node runs the Hugging Face agreement tests (tests/agreement). Debian's packages only when no node/npm
 # is on PATH: NodeSource's nodejs bundles npm and conflicts with Debian's npm package.
 command -v node > /dev/null && command -v npm > /dev/null || PACKAGES+=(nodejs npm)

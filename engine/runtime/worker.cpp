@@ -69,6 +69,26 @@ void Worker::stop() {
   stop_before_.store(next_seq_, std::memory_order_release);
 }
 
+void Worker::cancel(uint64_t generation_id) {
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  bool known = running_generation_ == generation_id;
+  for (const Queued& q : queue_) {
+    if (const auto* g = std::get_if<GenerateCommand>(&q.command); g && g->id == generation_id) known = true;
+  }
+  if (known) cancelled_ids_.insert(generation_id);
+}
+
+size_t Worker::queued() const {
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  return queue_.size();
+}
+
+bool Worker::generation_cancelled(uint64_t seq, uint64_t generation_id) const {
+  if (cancelled(seq)) return true;
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  return cancelled_ids_.count(generation_id) != 0;
+}
+
 bool Worker::busy() const {
   std::lock_guard<std::mutex> lock(queue_mutex_);
   return running_command_ || !queue_.empty();
@@ -113,11 +133,14 @@ void Worker::run() {
       q = std::move(queue_.front());
       queue_.pop_front();
       running_command_ = true;
+      if (const auto* g = std::get_if<GenerateCommand>(&q.command)) running_generation_ = g->id;
     }
     apply_pending_kernels(state, "before the next command");
     execute(state, q);
     std::lock_guard<std::mutex> lock(queue_mutex_);
     running_command_ = false;
+    if (running_generation_) cancelled_ids_.erase(*running_generation_);
+    running_generation_.reset();
   }
 }
 
@@ -204,10 +227,17 @@ void Worker::execute(State& state, const Queued& q) {
             }
           },
           [&](const GenerateCommand& c) {
+            if (generation_cancelled(q.seq, c.id)) {  // cancelled while it waited: never started
+              GenerationFinished f;
+              f.id = c.id;
+              f.stop_reason = StopReason::cancelled;
+              emit(std::move(f));
+              return;
+            }
             GenerationContext ctx;
             ctx.engine = state.engine.get();
             ctx.kernels = &state.settings.kernels;
-            ctx.cancelled = [this, seq = q.seq] { return cancelled(seq); };
+            ctx.cancelled = [this, seq = q.seq, id = c.id] { return generation_cancelled(seq, id); };
             ctx.emit = [this](WorkerEvent e) { emit(std::move(e)); };
             ctx.at_token = [this, &state](int index) {
               if (kernels_pending_.load(std::memory_order_acquire))

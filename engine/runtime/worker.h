@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "qwenchat/events.h"
@@ -52,6 +53,12 @@ class Worker {
 
   void post(WorkerCommand command);
   void stop();
+  // Cancels one generation (GenerateCommand::id), queued or running, within one token; the others go
+  // on. A queued one finishes without running (GenerationFinished, cancelled). Unknown or finished ids
+  // are ignored. (The API server: a client that disconnects cancels only its own request.)
+  void cancel(uint64_t generation_id);
+  // Commands waiting in the queue, not counting the one running (a snapshot).
+  size_t queued() const;
 
   // Every event queued since the last call, oldest first. Never waits for the worker.
   std::vector<WorkerEvent> drain();
@@ -75,6 +82,7 @@ class Worker {
   EngineOptions engine_options(const std::string& path, BackendKind backend, const EngineSettings& s);
   void emit(WorkerEvent event);
   bool cancelled(uint64_t seq) const { return seq < stop_before_.load(std::memory_order_acquire); }
+  bool generation_cancelled(uint64_t seq, uint64_t generation_id) const;
 
   WorkerOptions options_;
 
@@ -84,6 +92,10 @@ class Worker {
   uint64_t next_seq_ = 0;         // requires queue_mutex_
   bool running_command_ = false;  // requires queue_mutex_
   bool quit_ = false;             // requires queue_mutex_
+  // The generation running (valid while running_generation_ is set) and ids cancel() marked; an id
+  // leaves the set when its generation ends, so the set holds only queued or running ones.
+  std::optional<uint64_t> running_generation_;   // requires queue_mutex_
+  std::unordered_set<uint64_t> cancelled_ids_;   // requires queue_mutex_
 
   std::mutex events_mutex_;
   std::condition_variable events_cv_;

@@ -12,15 +12,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The wording of the one fitting error that is about length (both fit functions use it; run_generation
+// recognises it to report context_length_exceeded).
+constexpr const char* kContextHolds = ", but the context holds ";
+
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-GenerationFinished failed(uint64_t id, std::string message) {
+GenerationFinished failed(uint64_t id, std::string message, std::string kind = {}) {
   GenerationFinished f;
   f.id = id;
   f.stop_reason = StopReason::error;
   f.error = std::move(message);
+  f.error_kind = std::move(kind);
   return f;
 }
 
@@ -63,7 +68,7 @@ void part_delta(const std::string& before, const std::string& after, std::string
 }
 
 Result<FittedPrompt> fit_prompt(const Tokenizer& tokenizer, std::vector<ChatMessage> history,
-                                const ChatRenderOptions& render, int n_ctx, int reserve) {
+                                const ChatRenderOptions& render, int n_ctx, int reserve, bool drop_oldest) {
   if (history.empty()) return make_error("the conversation is empty: nothing to answer");
   FittedPrompt out;
   const size_t first = history.front().role == "system" ? 1 : 0;
@@ -71,39 +76,58 @@ Result<FittedPrompt> fit_prompt(const Tokenizer& tokenizer, std::vector<ChatMess
     QC_ASSIGN(out.tokens, encode_chat(tokenizer, history, render));
     const int64_t need = static_cast<int64_t>(out.tokens.size()) + reserve;
     if (need <= n_ctx) return out;
-    if (history.size() <= first + 1) {
+    if (history.size() <= first + 1 || !drop_oldest) {
       return make_error("the prompt has " + std::to_string(out.tokens.size()) +
-                            " tokens and the reply needs " + std::to_string(reserve) +
-                            " more, but the context holds " + std::to_string(n_ctx),
-                        "increase the context length in Settings or shorten the message");
+                            " tokens and the reply needs " + std::to_string(reserve) + " more" +
+                            kContextHolds + std::to_string(n_ctx),
+                        "load the model with a longer context (Settings, or --ctx) or shorten the conversation");
     }
     history.erase(history.begin() + static_cast<std::ptrdiff_t>(first));
     ++out.dropped_messages;
   }
 }
 
+Result<FittedPrompt> fit_raw_prompt(const Tokenizer& tokenizer, const std::string& prompt, int n_ctx, int reserve) {
+  if (prompt.empty()) return make_error("the prompt is empty: nothing to continue");
+  FittedPrompt out;
+  QC_ASSIGN(out.tokens, tokenizer.encode(prompt, /*parse_special=*/true));
+  if (out.tokens.empty()) return make_error("the prompt encodes to no tokens: nothing to continue");
+  if (static_cast<int64_t>(out.tokens.size()) + reserve > n_ctx) {
+    return make_error("the prompt has " + std::to_string(out.tokens.size()) + " tokens and the reply needs " +
+                          std::to_string(reserve) + " more" + kContextHolds + std::to_string(n_ctx),
+                      "shorten the prompt or load the model with a longer context");
+  }
+  return out;
+}
+
 void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
   if (ctx.engine == nullptr) {
-    ctx.emit(failed(cmd.id, "no model is loaded: open a GGUF file in the Model panel"));
+    ctx.emit(failed(cmd.id, "no model is loaded: open a GGUF file in the Model panel", "no_model"));
     return;
   }
   if (Status s = cmd.sampler.validate(); !s.ok()) {
-    ctx.emit(failed(cmd.id, s.error().describe()));
+    ctx.emit(failed(cmd.id, s.error().describe(), "invalid_request"));
     return;
   }
   if (cmd.max_new_tokens < 1) {
-    ctx.emit(failed(cmd.id, "max tokens must be at least 1, got " + std::to_string(cmd.max_new_tokens)));
+    ctx.emit(failed(cmd.id, "max tokens must be at least 1, got " + std::to_string(cmd.max_new_tokens),
+                    "invalid_request"));
     return;
   }
   Engine& engine = *ctx.engine;
   Backend& backend = engine.backend();
   const Tokenizer& tok = engine.tokenizer();
   const int reserve = std::max(1, std::min(cmd.reserve_tokens, cmd.max_new_tokens));
-  auto fitted = fit_prompt(tok, cmd.history, cmd.render, backend.n_ctx(), reserve);
+  Result<FittedPrompt> fitted = cmd.raw_prompt ? fit_raw_prompt(tok, *cmd.raw_prompt, backend.n_ctx(), reserve)
+                                                : fit_prompt(tok, cmd.history, cmd.render, backend.n_ctx(),
+                                                             reserve, cmd.drop_oldest_turns);
   if (!fitted.ok()) {
-    ctx.emit(failed(cmd.id, fitted.error().describe()));
+    // Encoding errors of the conversation are the request's too; the only other failure is the length.
+    const bool too_long = fitted.error().message.find(kContextHolds) != std::string::npos;
+    ctx.emit(failed(cmd.id, fitted.error().describe(), too_long ? "context_length_exceeded" : "invalid_request"));
     return;
   }
+  const bool thinking_prompted = !cmd.raw_prompt && cmd.render.thinking;
   const KernelConfig no_kernels;
   const KernelConfig& kernels = ctx.kernels ? *ctx.kernels : no_kernels;
   const ModelFacts facts = describe_model(engine, kernels);
@@ -112,7 +136,7 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
   req.prompt = std::move(fitted->tokens);
   req.max_new_tokens = cmd.max_new_tokens;
   req.sampler = cmd.sampler;
-  req.stop_tokens = tok.special().stop;
+  if (!cmd.ignore_stop_tokens) req.stop_tokens = tok.special().stop;
   req.mtp = cmd.mtp;
 
   GenerationStarted started;
@@ -126,7 +150,7 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
 
   backend.reset();
   Generator gen(backend, tok);
-  ReplyStream stream(cmd.id, cmd.render.thinking);
+  ReplyStream stream(cmd.id, thinking_prompted);
   const Clock::time_point t0 = Clock::now();
   Clock::time_point t_first{};
   int last_index = -1;
@@ -182,7 +206,7 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
   f.stop_reason = result->stop_reason;
   f.error = result->error;
   f.note = result->note;
-  f.parts = parse_reply(stream.raw(), cmd.render.thinking);
+  f.parts = parse_reply(stream.raw(), thinking_prompted);
   f.parts.in_thinking = false;  // the reply ended; an unclosed think block stays thinking
   f.text = std::move(result->text);
   f.stats = result->stats;

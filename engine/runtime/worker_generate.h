@@ -23,13 +23,16 @@ struct GenerationContext {
 void run_generation(const GenerateCommand& command, const GenerationContext& context);
 
 // Encodes `history`, leaving out the earliest turns (never a leading system message or the last turn)
-// until the prompt plus `reserve` tokens fit in `n_ctx`. Exposed for tests.
+// until the prompt plus `reserve` tokens fit in `n_ctx`; with `drop_oldest` false a prompt that does not
+// fit is an error. Exposed for tests.
 struct FittedPrompt {
   std::vector<int32_t> tokens;
   int dropped_messages = 0;
 };
 Result<FittedPrompt> fit_prompt(const Tokenizer& tokenizer, std::vector<ChatMessage> history,
-                                const ChatRenderOptions& render, int n_ctx, int reserve);
+                                const ChatRenderOptions& render, int n_ctx, int reserve, bool drop_oldest = true);
+// A raw prompt (special-token text parsed) that must fit with `reserve` tokens to spare.
+Result<FittedPrompt> fit_raw_prompt(const Tokenizer& tokenizer, const std::string& prompt, int n_ctx, int reserve);
 
 // The change from `before` to `after` as a delta (append, or replace when `after` does not extend it).
 void part_delta(const std::string& before, const std::string& after, std::string* delta, bool* replace);

@@ -107,6 +107,75 @@ TEST_F(WorkerStop, StopCancelsQueuedGenerationsButNotLaterOnes) {
   EXPECT_GT(f3.stats.generated_tokens, 0);
 }
 
+TEST_F(WorkerStop, CancelEndsOnlyThatGenerationWithinOneToken) {
+  // Generation 1 is cancelled from the hook at token kStopAt; generation 2 (queued behind it) and the
+  // reference run give the same tokens, so the cancel touched nothing else.
+  constexpr int kStopAt = 2;
+  Worker* self = nullptr;
+  WorkerOptions o;
+  o.on_event = [&self](const WorkerEvent& e) {
+    if (const auto* d = std::get_if<TokenDelta>(&e); d != nullptr && d->id == 1 && d->index == kStopAt) {
+      self->cancel(1);
+    }
+  };
+  Worker w(o);
+  self = &w;
+  load(w);
+  w.post(long_request(1));
+  w.post(long_request(2));
+  const auto e1 = collect_generation(w, 1);
+  const auto e2 = collect_generation(w, 2);
+  const auto& f1 = std::get<GenerationFinished>(e1.back());
+  EXPECT_EQ(f1.stop_reason, StopReason::cancelled);
+  EXPECT_EQ(f1.stats.generated_tokens, kStopAt + 1);
+  const auto& f2 = std::get<GenerationFinished>(e2.back());
+  EXPECT_NE(f2.stop_reason, StopReason::cancelled);
+  EXPECT_NE(f2.stop_reason, StopReason::error) << f2.error;
+
+  Worker ref;
+  load(ref);
+  ref.post(long_request(2));
+  const auto r2 = collect_generation(ref, 2);
+  EXPECT_EQ(std::get<GenerationFinished>(r2.back()).text, f2.text);
+  EXPECT_EQ(w.queued(), 0u);
+}
+
+TEST_F(WorkerStop, CancelOfAQueuedGenerationFinishesItWithoutStarting) {
+  // The hook tells when the load runs and holds it there until both generations are posted and one
+  // is cancelled, so both certainly wait in the queue.
+  std::promise<void> release, entered;
+  std::shared_future<void> released = release.get_future().share();
+  auto once = std::make_shared<std::atomic<bool>>(false);
+  WorkerOptions o;
+  o.on_event = [released, &entered, once](const WorkerEvent& e) {
+    if (!std::holds_alternative<ModelLoading>(e)) return;
+    if (!once->exchange(true)) entered.set_value();
+    released.wait();
+  };
+  Worker w(o);
+  LoadModelCommand c;
+  c.path = path_;
+  c.settings.n_ctx = 512;
+  c.settings.n_threads = 1;
+  w.post(c);
+  entered.get_future().wait();
+  w.post(long_request(1));
+  w.post(greedy_request(2, "hello", 3));
+  EXPECT_EQ(w.queued(), 2u);  // the load runs (held in the hook); both generations wait
+  w.cancel(1);
+  w.cancel(99);  // unknown: ignored
+  release.set_value();
+  ASSERT_NE(find_event<ModelLoaded>(collect_load(w)), nullptr);
+  const auto e1 = collect_generation(w, 1);
+  const auto e2 = collect_generation(w, 2);
+  EXPECT_EQ(find_event<GenerationStarted>(e1), nullptr);
+  EXPECT_EQ(std::get<GenerationFinished>(e1.back()).stop_reason, StopReason::cancelled);
+  EXPECT_EQ(std::get<GenerationFinished>(e1.back()).stats.generated_tokens, 0);
+  const auto& f2 = std::get<GenerationFinished>(e2.back());
+  EXPECT_NE(f2.stop_reason, StopReason::error) << f2.error;
+  EXPECT_NE(f2.stop_reason, StopReason::cancelled);
+}
+
 TEST_F(WorkerStop, DestructorCancelsARunningGeneration) {
   // The destructor must return (cancel + join) while a long generation runs; the test passing at all is
   // the check, and the hook proves a generation was running when the worker was destroyed.

@@ -115,6 +115,10 @@ struct GenerationFinished {
   uint64_t id = 0;
   StopReason stop_reason = StopReason::error;
   std::string error;  // when stop_reason == error
+  // Why a generation failed before it started (no GenerationStarted): "no_model", "invalid_request"
+  // (sampler, token limit, empty prompt), "context_length_exceeded"; empty otherwise. The API server
+  // turns these into HTTP statuses.
+  std::string error_kind;
   std::string note;   // e.g. MTP requested on a model without an MTP block
   std::string text;   // the whole reply as generated (control tokens hidden)
   ReplyParts parts;   // thinking / content split of `text`

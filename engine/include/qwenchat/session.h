@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -48,6 +49,15 @@ struct GenerateCommand {
   // Earliest turns are dropped (never the system prompt or the last turn) until the prompt leaves room
   // for this many new tokens; a GenerationStarted note says how many were dropped.
   int reserve_tokens = 256;
+  // false: a conversation that does not fit fails with an error instead (an API client sent exactly
+  // these messages and must hear that they do not fit, not get an answer to fewer of them).
+  bool drop_oldest_turns = true;
+  // Set: the prompt is this text as is (special-token text in it becomes special tokens, as a raw
+  // completion API expects), `history` and `render` are ignored and the whole reply is content.
+  std::optional<std::string> raw_prompt;
+  // true: the model's stop tokens do not end the reply (benchmarks, and llama-server's / vLLM's
+  // `ignore_eos`); max_new_tokens or the context still do.
+  bool ignore_stop_tokens = false;
 };
 
 // Replaces the backend of the loaded model (the context is emptied).
