@@ -1,5 +1,7 @@
 #include "app.h"
 
+#include <cstdio>
+
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
@@ -52,20 +54,24 @@ App::App(store::Store store, std::string config_dir, const GuiOptions& options)
   for (std::string& w : warnings) notices_.error(std::move(w));
   if (!options_.backend.empty()) config_.backend = options_.backend;
   WorkerOptions wo;
-  wo.on_event = [](const WorkerEvent&) { glfwPostEmptyEvent(); };  // thread-safe in GLFW
+  wo.on_event = [this](const WorkerEvent& e) {
+    api_.on_worker_event(e);  // the in-process API server's requests stream from here
+    glfwPostEmptyEvent();     // thread-safe in GLFW
+  };
   worker_ = std::make_unique<Worker>(wo);
   chat_ = std::make_unique<ChatController>(store_, *worker_);
 }
 
 App::~App() {
   chat_->close();  // a streaming reply is kept as stopped
+  api_.stop();
   worker_.reset();
   (void)config_.save(config_path_);
 }
 
 UiContext App::context() {
-  return UiContext{*worker_, *chat_, store_,   config_,   model_, diag_,
-                   fonts_,   theme_, notices_, requests_, now_s_};
+  return UiContext{*worker_, *chat_, store_,    config_,   model_, diag_,
+                   fonts_,   theme_, notices_, requests_, now_s_, api_.status()};
 }
 
 void App::start() {
@@ -85,6 +91,7 @@ void App::start() {
   }
   UiContext ctx = context();
   if (!path.empty()) ModelPanel::load(ctx, path);
+  apply_api_server();
   // Reopen the most recent conversation.
   auto list = store_.list_conversations();
   if (list.ok() && !list->empty()) notices_.check(chat_->open(list->front().id), "open conversation");
@@ -103,10 +110,27 @@ void App::run(GLFWwindow* window) {
   }
 }
 
+void App::apply_api_server() {
+  const Settings& s = config_.settings;
+  if (!s.api_server) {
+    api_.stop();
+    return;
+  }
+  // Also on stderr: the address is what a user (or a script) starting the app from a terminal needs.
+  if (Status st = api_.start(*worker_, s.api_port, model_.facts); !st.ok()) {
+    notices_.error("API server: " + st.error().describe());
+    std::fprintf(stderr, "qwenchat: API server: %s\n", st.error().describe().c_str());
+  } else {
+    notices_.info("API server: " + api_.status());
+    std::fprintf(stderr, "qwenchat: API server: %s\n", api_.status().c_str());
+  }
+}
+
 void App::drain_events() {
   const int64_t now_ms = chat::now_ms();
   notices_.check(chat_->tick(now_ms), "save reply");
   for (const WorkerEvent& e : worker_->drain()) {
+    if (ApiHost::is_server_generation(e)) continue;  // an API client's reply: the server streams it
     model_.on_event(e, now_s_);
     diag_.on_event(e);
     notices_.check(chat_->on_event(e, now_ms), "reply");
@@ -201,6 +225,7 @@ void App::handle_requests() {
     ImGui_ImplOpenGL3_CreateFontsTexture();
     requests_.apply_theme = true;
   }
+  if (requests_.apply_api_server) apply_api_server();
   if (requests_.apply_theme) theme_ = apply_theme(config_.settings.dark_theme, config_.settings.ui_scale);
   if (requests_.save_config) config_dirty_ = true;
   // Saved at most once a second: a slider drag changes settings on every frame.

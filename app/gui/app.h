@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "api_host.h"
 #include "chat_panel.h"
 #include "diagnostics_panel.h"
 #include "export_dialog.h"
@@ -44,6 +45,7 @@ class App {
   void start();
   void frame(GLFWwindow* window);
   void drain_events();
+  void apply_api_server();  // starts/stops the API server as the settings say
   void shortcuts();
   void layout();
   void menu_bar();
@@ -58,6 +60,9 @@ class App {
   std::string ini_path_;
   AppConfig config_;
   store::Store store_;
+  // Declared before the worker, so destroyed after it: the worker's event hook calls api_ until the
+  // worker's thread has ended (~App also stops the server before the worker goes).
+  ApiHost api_;
   std::unique_ptr<Worker> worker_;
   std::unique_ptr<ChatController> chat_;
   ModelStatus model_;

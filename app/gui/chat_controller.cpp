@@ -290,7 +290,7 @@ Status ChatController::finish_stream(const GenerationFinished* f, int64_t now_ms
 
 Status ChatController::abandon_stream() {
   if (!stream_) return {};
-  worker_.stop();
+  worker_.cancel(stream_->generation);
   if (!tree_ || tree_->conversation.id != stream_->conversation) {
     stream_.reset();
     return {};

@@ -50,7 +50,10 @@ class ChatController {
   Status select_sibling(chat::MessageId id, int delta);
   Status jump_to(chat::MessageId id);  // makes the current branch pass through id (search hits)
 
-  void stop() { worker_.stop(); }
+  // Cancels this window's reply only (an API client's generation on the same worker goes on).
+  void stop() {
+    if (stream_) worker_.cancel(stream_->generation);
+  }
   bool streaming() const { return stream_.has_value(); }
   chat::MessageId streaming_message() const { return stream_ ? stream_->message : 0; }
   uint64_t streaming_generation() const { return stream_ ? stream_->generation : 0; }

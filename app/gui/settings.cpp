@@ -45,6 +45,7 @@ std::vector<std::string> Settings::clamp() {
   clamp_field(n, "n_threads", n_threads, 0, 256);
   clamp_field(n, "mtp_draft", mtp_draft, 1, kMaxDraftLen);
   clamp_field(n, "ui_scale", ui_scale, 0.5f, 3.0f);
+  clamp_field(n, "api_port", api_port, 0, 65535);  // 0: any free port (Settings shows which)
   if (const std::string bad = kernels.validate(); !bad.empty()) {
     n.push_back("kernels: " + bad + ": using the defaults");
     kernels = KernelConfig{};
@@ -99,6 +100,8 @@ nlohmann::json Settings::to_json() const {
           {"probes", probes},
           {"mtp", mtp},
           {"mtp_draft", mtp_draft},
+          {"api_server", api_server},
+          {"api_port", api_port},
           {"ui_scale", ui_scale},
           {"dark_theme", dark_theme},
           {"kernels",
@@ -134,6 +137,8 @@ Settings Settings::from_json(const nlohmann::json& j, std::vector<std::string>* 
   read(j, "probes", s.probes, warnings);
   read(j, "mtp", s.mtp, warnings);
   read(j, "mtp_draft", s.mtp_draft, warnings);
+  read(j, "api_server", s.api_server, warnings);
+  read(j, "api_port", s.api_port, warnings);
   read(j, "ui_scale", s.ui_scale, warnings);
   read(j, "dark_theme", s.dark_theme, warnings);
   if (const auto k = j.find("kernels"); k != j.end() && k->is_object()) {

@@ -45,6 +45,11 @@ struct Settings {
   // CUDA kernel variants (ignored by the CPU backends). Its mtp/probes fields follow the ones above.
   KernelConfig kernels;
 
+  // The OpenAI-compatible API on 127.0.0.1 (api_host.h), sharing the loaded model. Off by default: a
+  // listening port is the user's decision.
+  bool api_server = false;
+  int api_port = 8080;  // 0: any free port
+
   // Appearance.
   float ui_scale = 1.0f;
   bool dark_theme = true;

@@ -32,6 +32,7 @@ void SettingsPanel::draw(UiContext& ctx) {
   engine(ctx);
   mtp(ctx);
   kernels(ctx);
+  api_server(ctx);
   appearance(ctx);
   ImGui::PopItemWidth();
   if (changed_) {
@@ -207,6 +208,29 @@ void SettingsPanel::appearance(UiContext& ctx) {
   }
   if (!ctx.fonts.cjk_file.empty())
     text_wrapped_colored(ctx.theme.text_muted, "CJK glyphs: %s", ctx.fonts.cjk_file.c_str());
+}
+
+void SettingsPanel::api_server(UiContext& ctx) {
+  Settings& s = ctx.config.settings;
+  section(ctx, "API server");
+  if (ImGui::Checkbox("Serve an OpenAI-compatible API", &s.api_server)) {
+    changed_ = true;
+    ctx.requests.apply_api_server = true;
+  }
+  if (!ImGui::IsAnyItemActive() || port_edit_ <= 0) port_edit_ = s.api_port;
+  ImGui::InputInt("Port (0: any free)", &port_edit_, 0);
+  if (ImGui::IsItemDeactivatedAfterEdit() && port_edit_ != s.api_port) {
+    s.api_port = port_edit_;
+    for (const std::string& n : s.clamp()) ctx.notices.info(n);
+    port_edit_ = s.api_port;
+    changed_ = true;
+    ctx.requests.apply_api_server = s.api_server;
+  }
+  text_wrapped_colored(ctx.theme.text_muted, "%s", ctx.api_status.c_str());
+  text_wrapped_colored(ctx.theme.text_muted,
+                       "On this machine only (127.0.0.1), for editors and scripts, with the model loaded here: "
+                       "POST /v1/chat/completions, GET /v1/models, /metrics. Set QWENCHAT_API_KEY before "
+                       "starting the app to require a key.");
 }
 
 }  // namespace qc::gui

@@ -17,8 +17,10 @@ class SettingsPanel {
   void mtp(UiContext& ctx);
   void kernels(UiContext& ctx);
   void appearance(UiContext& ctx);
+  void api_server(UiContext& ctx);
 
   bool changed_ = false;
+  int port_edit_ = 0;     // the API port field's value while it is edited
   float scale_edit_ = 0;  // the UI scale slider's value while it is dragged  // a field changed this frame
                           // (saved to the config)
 };

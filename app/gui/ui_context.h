@@ -47,6 +47,7 @@ struct AppRequests {
   bool open_export = false;
   bool open_search = false;
   bool new_conversation = false;
+  bool apply_api_server = false;  // the API server setting or port changed
 };
 
 struct UiContext {
@@ -61,6 +62,7 @@ struct UiContext {
   Notices& notices;
   AppRequests& requests;
   double now_s = 0;
+  std::string api_status;  // ApiHost::status(), shown in Settings
 
   float em() const { return fonts.size; }  // sizes are multiples of the font size (STYLE.md)
   ReplySetup reply_setup() const {

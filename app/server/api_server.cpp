@@ -168,6 +168,9 @@ Status ApiServer::bind() {
 void ApiServer::run() { http_->listen_after_bind(); }
 
 void ApiServer::stop() {
+  // Requests in progress end with their generations cancelled (their handlers then finish, so the
+  // HTTP threads can be joined).
+  for (uint64_t id : router_.ids()) worker_.cancel(id);
   if (http_) http_->stop();
 }
 

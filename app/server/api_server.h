@@ -59,7 +59,7 @@ class ApiServer {
   Status bind();
   int port() const { return port_; }
   void run();
-  void stop();  // from any thread; run() returns
+  void stop();  // from any thread: cancels the generations of requests in progress; run() returns
 
   // Every event of the worker, in order (generation events of other owners are ignored).
   void on_worker_event(const WorkerEvent& event);

@@ -77,3 +77,14 @@ int EventRouter::running() const {
 }
 
 }  // namespace qc::server
+
+namespace qc::server {
+
+std::vector<uint64_t> EventRouter::ids() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<uint64_t> out;
+  for (const auto& [id, e] : entries_) out.push_back(id);
+  return out;
+}
+
+}  // namespace qc::server

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include "qwenchat/events.h"
 
@@ -43,6 +44,7 @@ class EventRouter {
   // Generations opened here that have not started / that run (GenerationStarted seen, not finished).
   int waiting() const;
   int running() const;
+  std::vector<uint64_t> ids() const;  // every generation opened here and not finished
 
  private:
   struct Entry {
