@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "gguf/reader.h"
 #include "tokenizer/tokenizer.h"
+#include "util/json_depth.h"
 
 namespace qc::cli {
 
@@ -47,6 +48,7 @@ Status cmd_tokenize(int argc, char** argv) {
   while (std::getline(in, line)) {
     ++lineno;
     if (line.empty()) continue;
+    QC_TRY(check_json_depth(line, input + ":" + std::to_string(lineno)));
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_string()) {
       return make_error(input + ":" + std::to_string(lineno) + ": expected one JSON string per line");

@@ -2,6 +2,7 @@
 #include <set>
 
 #include "export/export_internal.h"
+#include "util/json_depth.h"
 
 namespace qc::exporter {
 
@@ -183,6 +184,7 @@ Result<chat::ChatTree> parse_conversation(const nlohmann::json& j, const std::st
 Result<std::vector<chat::ChatTree>> parse_export_json(std::string_view text) {
   nlohmann::json doc;
   try {
+    if (Status deep = check_json_depth(text, "the import"); !deep.ok()) return deep.error();
     doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     // parse_error for bad syntax, out_of_range for a number too big for a double ("1E400"): both mean

@@ -1,4 +1,5 @@
 #include "app_config.h"
+#include "util/json_depth.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -38,7 +39,12 @@ AppConfig AppConfig::load(const std::string& path, std::vector<std::string>* war
   if (!in) return c;
   std::stringstream ss;
   ss << in.rdbuf();
-  const nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  const std::string text = ss.str();
+  if (Status deep = check_json_depth(text, path); !deep.ok()) {
+    if (warnings) warnings->push_back(deep.error().message + "; using the default configuration");
+    return c;
+  }
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
     if (warnings) warnings->push_back(path + ": not a JSON object; using the default configuration");
     return c;

@@ -8,6 +8,7 @@
 
 #include "store/store.h"
 #include "store/store_internal.h"
+#include "util/json_depth.h"
 
 namespace qc::store {
 
@@ -20,6 +21,7 @@ std::string json_text(const nlohmann::json& j) {
 }
 
 Result<nlohmann::json> parse_json_column(const std::string& text, const std::string& what) {
+  QC_TRY(check_json_depth(text, what));
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return make_error(what + ": not valid JSON: " + text.substr(0, 60));
   return j;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "util/read_file.h"
+#include "util/json_depth.h"
 
 namespace qc {
 namespace {
@@ -50,6 +51,7 @@ Result<std::unique_ptr<Checkpoint>> Checkpoint::open(const std::string& dir) {
   }
 
   QC_ASSIGN(const std::string text, read_whole_file(index_path));
+  QC_TRY(check_json_depth(text, index_path));
   const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return make_error(index_path + ": not a JSON object");
   const auto wm = j.find("weight_map");

@@ -7,6 +7,7 @@
 
 #include "model/config.h"
 #include "util/read_file.h"
+#include "util/json_depth.h"
 
 namespace qc {
 namespace {
@@ -253,6 +254,7 @@ Result<HfTextConfig> parse(const json& top, const std::string& src) {
 }  // namespace
 
 Result<HfTextConfig> parse_hf_config(std::string_view json_text, const std::string& source) {
+  QC_TRY(check_json_depth(json_text, source));
   const json j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return make_error(source + ": not valid JSON");
   try {

@@ -10,6 +10,7 @@
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/spm_proto.h"
 #include "util/read_file.h"
+#include "util/json_depth.h"
 
 namespace qc {
 namespace {
@@ -58,6 +59,7 @@ Result<SideFiles> read_side_files(const std::string& dir,
   const std::string cfg_path = (fs::path(dir) / "tokenizer_config.json").string();
   if (fs::exists(cfg_path, ec)) {
     QC_ASSIGN(const std::string cfg_text, read_whole_file(cfg_path));
+    QC_TRY(check_json_depth(cfg_text, cfg_path));
     const json cfg = json::parse(cfg_text, nullptr, /*allow_exceptions=*/false);
     if (cfg.is_discarded() || !cfg.is_object()) return make_error(cfg_path + ": not a JSON object");
     out.eos = id_of(token_text(cfg, "eos_token"));

@@ -1,4 +1,5 @@
 #include "import/safetensors.h"
+#include "util/json_depth.h"
 
 #include <algorithm>
 #include <cstring>
@@ -161,6 +162,9 @@ Status File::parse(const Limits& limits) {
 
   const std::string_view text(reinterpret_cast<const char*>(base + 8), static_cast<size_t>(n));
   DuplicateKeyCheck dup;
+  if (json_nesting_depth(text) > kMaxJsonFileDepth) {
+    return bad("header nests deeper than " + std::to_string(kMaxJsonFileDepth) + " levels of arrays and objects");
+  }
   json j = json::parse(text, std::ref(dup), /*allow_exceptions=*/false);
   if (j.is_discarded()) return bad("header is not valid JSON (or not UTF-8)");
   if (!dup.duplicate.empty()) return bad("header names \"" + dup.duplicate + "\" twice");

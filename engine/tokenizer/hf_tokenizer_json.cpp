@@ -11,6 +11,7 @@
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 #include "util/read_file.h"
+#include "util/json_depth.h"
 
 namespace qc {
 namespace {
@@ -167,6 +168,7 @@ Result<BpeVocab> parse(const json& j, const std::string& src) {
 }  // namespace
 
 Result<BpeVocab> bpe_vocab_from_tokenizer_json(std::string_view json_text, const std::string& source) {
+  QC_TRY(check_json_depth(json_text, source));
   const json j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return make_error(source + ": not valid JSON");
   try {

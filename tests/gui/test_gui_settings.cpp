@@ -121,3 +121,21 @@ TEST(GuiFormat, BytesStatsTitlesFileNames) {
 
 }  // namespace
 }  // namespace qc::gui
+
+namespace qc::gui {
+namespace {
+
+TEST(GuiConfig, A300kDeepConfigFileFallsBackToTheDefaults) {
+  // Issue 13: such a config.json crashed the app at start (stack overflow in the JSON library).
+  test::TempDir dir;
+  const std::string path = dir.file("config.json");
+  std::ofstream(path) << "{\"settings\": " << std::string(300000, '[') << std::string(300000, ']') << "}";
+  std::vector<std::string> w;
+  const AppConfig c = AppConfig::load(path, &w);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("deeper than 256 levels"), std::string::npos) << w[0];
+  EXPECT_EQ(c.settings, Settings{});
+}
+
+}  // namespace
+}  // namespace qc::gui

@@ -1,6 +1,6 @@
-#include "server/json_limits.h"
+#include "util/json_depth.h"
 
-namespace qc::server {
+namespace qc {
 
 int json_nesting_depth(std::string_view text) {
   int depth = 0, deepest = 0;
@@ -27,4 +27,10 @@ int json_nesting_depth(std::string_view text) {
   return deepest;
 }
 
-}  // namespace qc::server
+Status check_json_depth(std::string_view text, const std::string& source, int limit) {
+  if (json_nesting_depth(text) <= limit) return {};
+  return make_error(source + ": the JSON nests deeper than " + std::to_string(limit) +
+                    " levels of arrays and objects (no real file does; is it damaged or hostile?)");
+}
+
+}  // namespace qc
