@@ -108,6 +108,7 @@ Status cmd_generate(int argc, char** argv) {
   QC_ASSIGN(const long long max_tokens, args.get_int("max-tokens", 128, 0, 1 << 24));
   req.max_new_tokens = static_cast<int>(max_tokens);
   QC_ASSIGN(auto engine, Engine::open(eo));
+  report_context_cap(*engine);
   if (const std::string note = engine->backend().info().note; !note.empty())
     std::fprintf(stderr, "note: %s\n", note.c_str());
   const Tokenizer& tok = engine->tokenizer();
@@ -155,6 +156,7 @@ Status cmd_chat(int argc, char** argv) {
   if (thinking != "on" && thinking != "off") return make_error("--thinking: expected on or off");
   ro.thinking = thinking == "on";
   QC_ASSIGN(auto engine, Engine::open(eo));
+  report_context_cap(*engine);
   const Tokenizer& tok = engine->tokenizer();
   req.stop_tokens = tok.special().stop;
   std::fprintf(stderr, "qwenchat chat: %s on %s. Empty line or Ctrl+D quits.\n",
@@ -167,7 +169,21 @@ Status cmd_chat(int argc, char** argv) {
     history.push_back({"user", line, ""});
     // The whole conversation is re-encoded each turn: the template drops earlier thinking, so the
     // prompt is not a pure extension of the previous context. Small models make this cheap on the CPU.
-    QC_ASSIGN(req.prompt, encode_chat(tok, history, ro));
+    // A turn that cannot be answered (too long for the context, invalid text) is reported and taken
+    // back; the session and the conversation so far go on.
+    auto prompt = encode_chat(tok, history, ro);
+    const int64_t need = prompt.ok() ? static_cast<int64_t>(prompt->size()) + req.max_new_tokens : 0;
+    if (!prompt.ok() || need > engine->backend().n_ctx()) {
+      const std::string why = !prompt.ok() ? prompt.error().describe()
+                                           : "the conversation and the reply need " + std::to_string(need) +
+                                                 " tokens, but the context holds " +
+                                                 std::to_string(engine->backend().n_ctx()) +
+                                                 " (shorten the message, lower --max-tokens or raise --ctx)";
+      std::fprintf(stderr, "qwenchat chat: that message was not sent: %s\n", why.c_str());
+      history.pop_back();
+      continue;
+    }
+    req.prompt = std::move(*prompt);
     engine->backend().reset();
     Generator gen(engine->backend(), tok);
     std::string raw;
@@ -179,6 +195,7 @@ Status cmd_chat(int argc, char** argv) {
     };
     QC_ASSIGN(const GenerateResult r, gen.generate(req, obs));
     std::printf("\n");
+    std::fflush(stdout);  // before the stats line on stderr
     if (r.stop_reason == StopReason::error) return make_error("generation failed: " + r.error);
     const ReplyParts parts = parse_reply(r.text, ro.thinking);
     history.push_back({"assistant", parts.content, parts.thinking});

@@ -51,6 +51,7 @@ Status cmd_logits(int argc, char** argv) {
   QC_ASSIGN(const std::string out, args.require("out"));
   QC_ASSIGN(EngineOptions eo, engine_options(args));
   QC_ASSIGN(auto engine, Engine::open(eo));
+  report_context_cap(*engine);
   Backend& b = engine->backend();
   std::vector<float> logits, hidden;
   // One token per call: every backend returns the same numbers for N single steps as for one N-token

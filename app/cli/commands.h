@@ -21,6 +21,9 @@ Status cmd_import(int argc, char** argv);  // cmd_export.cpp: our JSON export ba
 // Options every engine-using command shares: --model, --backend, --ctx, --threads.
 std::vector<app::OptionSpec> engine_option_specs();
 Result<EngineOptions> engine_options(const app::Args& args);
+// One stderr line when the backend holds fewer positions than --ctx asked for (the model's training
+// context caps it), so the cap is never silent.
+void report_context_cap(const Engine& engine);
 // --gemv, --splitk, --graph, --fuse, --pdl, --probes into a validated KernelConfig.
 Result<KernelConfig> kernel_config(const app::Args& args);
 // The model path: --model, else the default model that ships with the app.

@@ -53,6 +53,14 @@ Result<KernelConfig> kernel_config(const app::Args& args) {
   return k;
 }
 
+void report_context_cap(const Engine& engine) {
+  const int asked = engine.options().n_ctx;
+  const int held = engine.backend().n_ctx();
+  if (held < asked) {
+    std::fprintf(stderr, "qwenchat-cli: --ctx %d is above the model's training context: using %d\n", asked, held);
+  }
+}
+
 Result<std::string> model_path(const app::Args& args) {
   if (auto m = args.get("model")) return *m;
   return app::default_model_path();

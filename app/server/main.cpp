@@ -107,6 +107,10 @@ Status serve(const app::Args& args) {
     if (const auto* loaded = std::get_if<ModelLoaded>(&*e)) {
       std::fprintf(stderr, "qwenchat-server: %s on %s, context %d\n", loaded->facts.summary.c_str(),
                    loaded->facts.backend.name.c_str(), loaded->facts.n_ctx);
+      if (loaded->facts.n_ctx < ctx) {
+        std::fprintf(stderr, "qwenchat-server: --ctx %lld is above the model's training context: using %d\n", ctx,
+                     loaded->facts.n_ctx);
+      }
       break;
     }
   }

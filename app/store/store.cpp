@@ -61,9 +61,13 @@ Result<Store> Store::open(const std::string& path, const OpenOptions& options) {
       if (!version.ok()) return make_error("store: open " + path + ": " + version.error().message);
       const int v = *version;
       if (v != schema::kCurrentVersion) {
+        // An older database can be migrated by this build; a newer one only by the newer qwenchat that
+        // wrote it (this build refuses to write to it).
         return make_error("store: open " + path + " read-only: schema version " + std::to_string(v) +
                               ", expected " + std::to_string(schema::kCurrentVersion),
-                          "open it once with the app to migrate it");
+                          v < schema::kCurrentVersion
+                              ? "open it once with this version of the app to migrate it"
+                              : "it was written by a newer qwenchat: use that version (this one cannot read it)");
       }
     } else {
       // A database of a newer schema is refused before anything is written to it (the WAL switch below

@@ -36,6 +36,9 @@ h1=$(tail -n1 "$T/gen1.err" | grep -o 'logits_hash=[0-9a-f]*')
 h2=$(tail -n1 "$T/gen2.err" | grep -o 'logits_hash=[0-9a-f]*')
 check "same seed, same logits hash" test -n "$h1" -a "$h1" = "$h2"
 check "same seed, same text" cmp -s "$T/gen1.out" "$T/gen2.out"
+"$CLI" generate --model "$T/tiny.gguf" --prompt hi --max-tokens 2 --ctx 1048576 > /dev/null 2> "$T/cap.err"
+check "a --ctx above the training context is reported, not silently capped" \
+  grep -q "^qwenchat-cli: --ctx 1048576 is above the model's training context: using 4096$" "$T/cap.err"
 "$CLI" generate --model "$T/tiny.gguf" --prompt "Hello" --max-tokens 16 --temperature 0 --threads 1 > "$T/g1.out" 2> "$T/g1.err"
 "$CLI" generate --model "$T/tiny.gguf" --prompt "Hello" --max-tokens 16 --temperature 0 --threads 2 > "$T/g2.out" 2> "$T/g2.err"
 check "thread count does not change the bits" test "$(tail -n1 "$T/g1.err" | grep -o 'logits_hash=[0-9a-f]*')" = "$(tail -n1 "$T/g2.err" | grep -o 'logits_hash=[0-9a-f]*')"
@@ -87,6 +90,14 @@ expect_error "top-p out of range" "$CLI" generate --model "$T/tiny.gguf" --promp
 expect_error "token out of range" "$CLI" logits --model "$T/tiny.gguf" --tokens 1,99999999 --out "$T/x.bin"
 expect_error "unknown backend" "$CLI" generate --model "$T/tiny.gguf" --prompt hi --backend tpu
 expect_error "prompt longer than the context" "$CLI" generate --model "$T/tiny.gguf" --prompt "$(printf 'word %.0s' $(seq 1 200))" --ctx 16
+# A message too long for the context is refused and the chat session goes on (issue 13: a 1 MB prompt
+# ended the session).
+{ head -c 1000000 /dev/zero | tr '\0' 'a'; echo; echo "Hello"; echo; } |
+  "$CLI" chat --model "$T/tiny.gguf" --ctx 256 --max-tokens 4 --temperature 0 > "$T/chat.out" 2> "$T/chat.err"
+rc=$?
+check "chat survives a 1 MB message" test $rc -eq 0
+check "chat says the long message was not sent" grep -q "that message was not sent: " "$T/chat.err"
+check "chat answers the next message" grep -q "tokens=" "$T/chat.err"
 expect_error "unknown command" "$CLI" frobnicate
 expect_error "mkmodel unknown preset" "$MKMODEL" --preset huge --out "$T/x.gguf"
 expect_error "mkmodel unwritable output" "$MKMODEL" --preset tiny --out /proc/qwenchat/x.gguf
