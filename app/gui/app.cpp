@@ -90,7 +90,11 @@ void App::start() {
     }
   }
   UiContext ctx = context();
-  if (!path.empty()) ModelPanel::load(ctx, path);
+  if (options_.model_path.empty() && config_.use_remote && !config_.remote_url.empty()) {
+    ModelPanel::connect(ctx);  // the last session used a remote endpoint
+  } else if (!path.empty()) {
+    ModelPanel::load(ctx, path);
+  }
   apply_api_server();
   // Reopen the most recent conversation.
   auto list = store_.list_conversations();
@@ -204,7 +208,10 @@ void App::frame(GLFWwindow* window) {
 // the model is ready).
 void App::update_title(GLFWwindow* window) {
   std::string title = "qwenchat";
-  if (model_.facts) title += " · " + std::filesystem::path(model_.facts->path).filename().string();
+  if (model_.facts) {
+    title += " · " + (model_.facts->remote ? model_.facts->name + " (remote)"
+                                          : std::filesystem::path(model_.facts->path).filename().string());
+  }
   if (title != title_) {
     glfwSetWindowTitle(window, title.c_str());
     title_ = title;

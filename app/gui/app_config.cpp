@@ -57,6 +57,9 @@ AppConfig AppConfig::load(const std::string& path, std::vector<std::string>* war
     }
   }
   if (auto it = j.find("backend"); it != j.end() && it->is_string()) c.backend = it->get<std::string>();
+  if (auto it = j.find("use_remote"); it != j.end() && it->is_boolean()) c.use_remote = it->get<bool>();
+  if (auto it = j.find("remote_url"); it != j.end() && it->is_string()) c.remote_url = it->get<std::string>();
+  if (auto it = j.find("remote_model"); it != j.end() && it->is_string()) c.remote_model = it->get<std::string>();
   if (auto it = j.find("sidebar_em"); it != j.end() && it->is_number())
     c.sidebar_em = std::clamp(it->get<float>(), 8.0f, 60.0f);
   if (auto it = j.find("inspector_em"); it != j.end() && it->is_number())
@@ -68,6 +71,9 @@ Status AppConfig::save(const std::string& path) const {
   const nlohmann::json j = {{"settings", settings.to_json()},
                             {"recent_models", recent_models},
                             {"backend", backend},
+                            {"use_remote", use_remote},
+                            {"remote_url", remote_url},
+                            {"remote_model", remote_model},
                             {"sidebar_em", sidebar_em},
                             {"inspector_em", inspector_em}};
   const std::string tmp = path + ".tmp";

@@ -18,6 +18,12 @@ struct AppConfig {
   Settings settings;
   std::vector<std::string> recent_models;  // most recent first, at most kMaxRecent
   std::string backend = "cpu";             // "cpu", "cpu-f64", "cuda"
+  // The model source: a local GGUF (recent_models.front()) or, with use_remote, an OpenAI-compatible
+  // endpoint. Its API key is not written here (a config file is not a secret store): it is typed in the
+  // Model panel, or comes from QWENCHAT_REMOTE_API_KEY.
+  bool use_remote = false;
+  std::string remote_url;    // "http://host:8000/v1"
+  std::string remote_model;  // empty = the first model the endpoint lists
   float sidebar_em = 17.0f;                // panel widths in multiples of the font size
   float inspector_em = 30.0f;
 

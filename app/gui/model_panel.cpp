@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "common/default_model.h"
@@ -51,13 +52,32 @@ void ModelPanel::load(UiContext& ctx, const std::string& typed) {
   c.settings = ctx.config.settings.engine();
   ctx.worker.post(std::move(c));
   ctx.config.add_recent(path);
+  ctx.config.use_remote = false;
+  ctx.requests.save_config = true;
+}
+
+void ModelPanel::connect(UiContext& ctx) {
+  LoadModelCommand c;
+  RemoteEndpoint e;
+  e.url = ctx.config.remote_url;
+  e.model = ctx.config.remote_model;
+  e.api_key = remote_key_;
+  if (e.api_key.empty()) {
+    if (const char* env = std::getenv("QWENCHAT_REMOTE_API_KEY")) e.api_key = env;
+  }
+  c.remote = e;
+  c.path = e.url;
+  ctx.worker.post(std::move(c));
+  ctx.config.use_remote = true;
   ctx.requests.save_config = true;
 }
 
 void ModelPanel::draw(UiContext& ctx) {
   if (!path_initialised_) {
-    if (ctx.model.facts) {
+    if (ctx.model.facts && !ctx.model.facts->remote) {  // a remote model's path is its URL
       path_ = ctx.model.facts->path;
+    } else if (ctx.model.facts && !ctx.config.recent_models.empty()) {
+      path_ = ctx.config.recent_models.front();
     } else if (ctx.model.loading) {
       path_ = ctx.model.loading_path;
     } else if (!ctx.config.recent_models.empty()) {
@@ -68,6 +88,8 @@ void ModelPanel::draw(UiContext& ctx) {
   file_section(ctx);
   ImGui::Spacing();
   backend_section(ctx);
+  ImGui::Spacing();
+  remote_section(ctx);
   ImGui::Spacing();
   progress(ctx);
   facts(ctx);
@@ -109,6 +131,34 @@ void ModelPanel::file_section(UiContext& ctx) {
     }
     auto def = app::default_model_path();
     if (def.ok() && ImGui::SmallButton("Use the bundled default model")) path_ = *def;
+  }
+}
+
+void ModelPanel::remote_section(UiContext& ctx) {
+  const bool open_by_default = ctx.config.use_remote;
+  if (!ImGui::CollapsingHeader("Remote endpoint (OpenAI-compatible)",
+                               open_by_default ? ImGuiTreeNodeFlags_DefaultOpen : 0)) {
+    return;
+  }
+  text_wrapped_colored(ctx.theme.text_muted,
+                       "A server runs the model instead: vLLM or SGLang on several GPUs, llama-server, or "
+                       "another qwenchat-server. Replies, history, export and diagnostics work the same.");
+  ImGui::SetNextItemWidth(-ctx.em() * 4.5f);
+  if (ImGui::InputTextWithHint("URL", "http://127.0.0.1:8000/v1", &ctx.config.remote_url)) {
+    ctx.requests.save_config = true;
+  }
+  ImGui::SetNextItemWidth(-ctx.em() * 4.5f);
+  if (ImGui::InputTextWithHint("Model", "(the first one it serves)", &ctx.config.remote_model)) {
+    ctx.requests.save_config = true;
+  }
+  ImGui::SetNextItemWidth(-ctx.em() * 4.5f);
+  ImGui::InputTextWithHint("API key", "(none, or QWENCHAT_REMOTE_API_KEY)", &remote_key_,
+                           ImGuiInputTextFlags_Password);
+  ImGui::BeginDisabled(ctx.model.loading || ctx.config.remote_url.empty());
+  if (ImGui::Button("Connect")) connect(ctx);
+  ImGui::EndDisabled();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+    ImGui::SetTooltip("The key is kept for this session only; it is never written to the config file.");
   }
 }
 
@@ -169,8 +219,21 @@ void ModelPanel::facts(UiContext& ctx) {
   }
   const ModelFacts& f = *ctx.model.facts;
   ImGui::PushFont(ctx.fonts.bold);
-  ImGui::TextUnformatted("Loaded model");
+  ImGui::TextUnformatted(f.remote ? "Remote model" : "Loaded model");
   ImGui::PopFont();
+  if (f.remote) {
+    if (ImGui::BeginTable("facts", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) {
+      ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthFixed, ctx.em() * 8);
+      ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
+      row("Model", f.name);
+      row("Endpoint", f.path);
+      row("Context", f.n_ctx > 0 ? std::to_string(f.n_ctx) + " (as the endpoint lists it)" : "not listed");
+      row("Figures", "tokens/s and time to first token measured here, over the network; token counts as "
+                     "the endpoint reports them");
+      ImGui::EndTable();
+    }
+    return;
+  }
   int gdn = 0;
   for (bool r : f.layer_is_recurrent) gdn += r ? 1 : 0;
   char buf[256];

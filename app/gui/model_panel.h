@@ -14,14 +14,19 @@ class ModelPanel {
   void draw(UiContext& ctx);
   // Posts a load of `path` with the configured backend and engine settings; remembers it as recent.
   static void load(UiContext& ctx, const std::string& typed);
+  // Connects to the configured remote endpoint (config.remote_url/remote_model, the key typed here or
+  // QWENCHAT_REMOTE_API_KEY); the endpoint then runs every reply.
+  static void connect(UiContext& ctx);
 
  private:
   void file_section(UiContext& ctx);
   void backend_section(UiContext& ctx);
+  void remote_section(UiContext& ctx);
   void progress(UiContext& ctx);
   void facts(UiContext& ctx);
 
   std::string path_;
+  static inline std::string remote_key_;  // typed API key, this session only
   bool path_initialised_ = false;
 };
 

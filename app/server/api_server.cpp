@@ -184,7 +184,8 @@ void ApiServer::on_worker_event(const WorkerEvent& event) {
     std::lock_guard<std::mutex> lock(model_mutex_);
     model_.loaded = true;
     model_.id = !options_.model_id.empty() ? options_.model_id
-                                           : std::filesystem::path(loaded->facts.path).stem().string();
+                : loaded->facts.remote       ? loaded->facts.name  // the app in front of a remote endpoint
+                                             : std::filesystem::path(loaded->facts.path).stem().string();
     model_.n_ctx = loaded->facts.n_ctx;
     model_.has_mtp = loaded->facts.n_mtp > 0;
     return;

@@ -3,6 +3,7 @@
 #include <exception>
 #include <filesystem>
 
+#include "remote/openai_remote.h"
 #include "runtime/model_facts.h"
 #include "runtime/worker_generate.h"
 
@@ -11,6 +12,7 @@ namespace qc {
 // Owned by the worker thread alone.
 struct Worker::State {
   std::unique_ptr<Engine> engine;
+  std::optional<RemoteModel> remote;  // set instead of `engine` when an endpoint runs the model
   EngineSettings settings;  // settings.kernels = the kernel config in use (set_kernel_config included)
 };
 
@@ -204,6 +206,18 @@ void Worker::execute(State& state, const Queued& q) {
   std::visit(
       Overloaded{
           [&](const LoadModelCommand& c) {
+            if (c.remote) {
+              emit(ModelLoading{c.remote->url, "connecting to the endpoint", -1.0});
+              auto connected = connect_remote(*c.remote);
+              if (!connected.ok()) {
+                emit(ModelLoadFailed{c.remote->url, connected.error()});
+                return;
+              }
+              state.engine.reset();  // the endpoint replaces the local model (and frees its memory)
+              state.remote = std::move(*connected);
+              emit(ModelLoaded{describe_remote(*state.remote)});
+              return;
+            }
             emit(ModelLoading{
                 c.path,
                 std::string("mapping, validating, building the ") + backend_kind_name(c.backend) + " backend",
@@ -221,6 +235,7 @@ void Worker::execute(State& state, const Queued& q) {
               }
             }
             if (s.ok()) {
+              state.remote.reset();
               state.settings = c.settings;  // ModelLoaded was emitted by reopen()
             } else {
               emit(ModelLoadFailed{c.path, s.error()});
@@ -244,7 +259,11 @@ void Worker::execute(State& state, const Queued& q) {
                 apply_pending_kernels(state, "at token " + std::to_string(index + 1) + " of the reply");
             };
             try {
-              run_generation(c, ctx);
+              if (state.remote) {
+                run_remote_generation(c, *state.remote, ctx);
+              } else {
+                run_generation(c, ctx);
+              }
             } catch (const std::exception& e) {
               GenerationFinished f;
               f.id = c.id;
@@ -256,7 +275,9 @@ void Worker::execute(State& state, const Queued& q) {
           },
           [&](const SwitchBackendCommand& c) {
             Status s;
-            if (!state.engine) {
+            if (state.remote) {
+              s = make_error("the model runs on a remote endpoint", "the backend is the endpoint's");
+            } else if (!state.engine) {
               s = make_error("no model is loaded", "the backend is chosen when a model loads");
             } else {
               try {
@@ -285,6 +306,7 @@ void Worker::execute(State& state, const Queued& q) {
           },
           [&](const UnloadModelCommand&) {
             state.engine.reset();
+            state.remote.reset();
             notice("unload", Status(), "model unloaded");
           },
           [&](const SetKernelConfigCommand&) {

@@ -20,7 +20,7 @@ trap cleanup EXIT
 fail() {
   echo "FAIL: $*"
   [ -f "$ART/app.log" ] && { echo "--- app log"; cat "$ART/app.log"; }
-  # What the display was doing (a failure to open it once stayed unexplained: keep the evidence).
+  # What the display was doing (how the server-reset race in xvfb_lib.sh was found).
   echo "--- Xvfb (pid ${XVFB_PID:-none}, DISPLAY ${DISPLAY:-unset}): $(kill -0 "${XVFB_PID:-0}" 2> /dev/null && echo alive || echo gone);" \
     "xdotool: $(xdotool getdisplaygeometry 2>&1)"
   [ -f "$ART/xvfb.log" ] && cat "$ART/xvfb.log"

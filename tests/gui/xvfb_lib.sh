@@ -15,7 +15,11 @@ wait_for() {
 start_xvfb() {
   local screen=$1 log=$2 numfile display
   numfile=$(mktemp) || { echo "mktemp failed"; return 1; }
-  Xvfb -displayfd 3 -screen 0 "$screen" -nolisten tcp 3>"$numfile" >"$log" 2>&1 &
+  # -noreset: an X server resets when its last client leaves, closing every connection it holds, also
+  # one that arrived while it was handling that exit. The readiness probe below is such a last client:
+  # an app started right after it, on a busy machine, got "Failed to open display :0" from a live server
+  # (twice in about ten runs, once in CI; the server's log empty, xdotool fine a moment later).
+  Xvfb -displayfd 3 -screen 0 "$screen" -nolisten tcp -noreset 3>"$numfile" >"$log" 2>&1 &
   XVFB_PID=$!
   wait_for 30 test -s "$numfile" || { echo "Xvfb did not report a display: $(cat "$log")"; rm -f "$numfile"; return 1; }
   display=$(head -1 "$numfile"); rm -f "$numfile"

@@ -2,7 +2,11 @@
 // tiny generated chat model: replies equal the engine's own, streaming equals whole, a client that goes
 // away cancels only its generation, the queue limit, the API key, and errors as OpenAI error objects.
 // No sleeps decide an outcome: waits poll a condition under a hang guard.
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -53,6 +57,7 @@ class LiveServer {
     dispatcher_.join();
   }
   Worker& worker() { return worker_; }
+  int port() const { return api_.port(); }
   // A client with the server's key (when it has one).
   httplib::Client client() const {
     httplib::Client c("127.0.0.1", api_.port());
@@ -324,6 +329,133 @@ TEST_F(ServerHttp, QueueLimitApiKeyAndErrorObjects) {
   }
   auto too_long = cli.Post("/v1/chat/completions", chat_body(long_text(), 4, true), "application/json");
   EXPECT_EQ(json::parse(too_long->body)["error"]["code"], "context_length_exceeded");
+}
+
+}  // namespace
+}  // namespace qc::test
+
+namespace qc::test {
+namespace {
+
+// The app's remote endpoint (a Worker whose model is an OpenAI-compatible server) against our own server
+// over real HTTP: the same reply as the server's engine, the same events a local model sends, and clear
+// errors for a refused connection, a wrong key and an unknown model.
+class RemoteEndpointTest : public ServerHttp {};
+
+LoadModelCommand remote_load(const std::string& url, const std::string& key, const std::string& model = "") {
+  LoadModelCommand c;
+  c.remote = RemoteEndpoint{url, key, model};
+  return c;
+}
+
+TEST_F(RemoteEndpointTest, RepliesLikeTheLocalEngineAndEndsCleanly) {
+  // A local worker on the same model file answers (the reference), then a worker whose model is the
+  // server.
+  server::ServerOptions so;
+  so.api_key = "k";
+  LiveServer s(path_, so);
+  const std::string url = "http://127.0.0.1:" + std::to_string(s.port()) + "/v1";
+
+  GenerateCommand g = greedy_request(7, "Tell me about the sea.", 24);
+  g.reserve_tokens = 1;
+  Worker local;
+  LoadModelCommand load;
+  load.path = path_;
+  load.settings.n_ctx = 512;
+  load.settings.n_threads = 1;
+  local.post(load);
+  ASSERT_NE(find_event<ModelLoaded>(collect_load(local)), nullptr);
+  local.post(g);
+  const auto ref = collect_generation(local, 7);
+  const auto& want = std::get<GenerationFinished>(ref.back());
+
+  Worker remote;
+  remote.post(remote_load(url, "k"));
+  const auto loaded = collect_load(remote);
+  const auto* facts = find_event<ModelLoaded>(loaded);
+  ASSERT_NE(facts, nullptr) << (find_event<ModelLoadFailed>(loaded) ? find_event<ModelLoadFailed>(loaded)->error.describe() : "");
+  EXPECT_TRUE(facts->facts.remote);
+  EXPECT_EQ(facts->facts.name, "tiny");
+  EXPECT_EQ(facts->facts.n_ctx, 512);
+  remote.post(g);
+  const auto ev = collect_generation(remote, 7);
+  ASSERT_NE(find_event<GenerationStarted>(ev), nullptr);
+  StreamedReply streamed;
+  for (const WorkerEvent& e : ev) {
+    if (const auto* d = std::get_if<TokenDelta>(&e)) streamed.apply(*d);
+  }
+  const auto& got = std::get<GenerationFinished>(ev.back());
+  EXPECT_NE(got.stop_reason, StopReason::error) << got.error;
+  EXPECT_EQ(got.stop_reason, want.stop_reason);
+  EXPECT_EQ(got.parts.content, want.parts.content);
+  EXPECT_EQ(streamed.content, want.parts.content);
+  EXPECT_EQ(got.stats.generated_tokens, want.stats.generated_tokens);
+  EXPECT_EQ(got.stats.prompt_tokens, want.stats.prompt_tokens);
+  EXPECT_GT(count_events<StatsSnapshot>(ev), 0);
+
+  // Cancelled from the event hook's side: stop() ends the remote generation too.
+  GenerateCommand longer = g;
+  longer.id = 8;
+  longer.max_new_tokens = 400;
+  longer.ignore_stop_tokens = true;
+  remote.post(longer);
+  while (true) {
+    auto e = remote.wait_event(std::chrono::milliseconds(200));
+    if (!e) continue;
+    if (std::holds_alternative<TokenDelta>(*e)) {
+      remote.cancel(8);
+      break;
+    }
+    ASSERT_FALSE(std::holds_alternative<GenerationFinished>(*e)) << std::get<GenerationFinished>(*e).error;
+  }
+  const auto rest = collect_generation(remote, 8);
+  const auto& f8 = std::get<GenerationFinished>(rest.back());
+  EXPECT_EQ(f8.stop_reason, StopReason::cancelled);
+  EXPECT_LT(f8.stats.generated_tokens, 400);
+}
+
+TEST_F(RemoteEndpointTest, ClearErrorsForRefusedConnectionsKeysAndModels) {
+  server::ServerOptions so;
+  so.api_key = "k";
+  LiveServer s(path_, so);
+  const std::string url = "http://127.0.0.1:" + std::to_string(s.port());  // no /v1: added
+  auto fail_message = [](Worker& w) {
+    const auto ev = collect_load(w);
+    const auto* f = find_event<ModelLoadFailed>(ev);
+    return f ? f->error.describe() : std::string("(loaded)");
+  };
+  Worker w;
+  w.post(remote_load(url, "wrong"));
+  const std::string wrong_key = fail_message(w);
+  EXPECT_NE(wrong_key.find("refused the API key"), std::string::npos) << wrong_key;
+  w.post(remote_load(url, "k", "no-such-model"));
+  const std::string unknown = fail_message(w);
+  EXPECT_NE(unknown.find("does not serve 'no-such-model'"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("it serves: tiny"), std::string::npos) << unknown;
+  w.post(remote_load("ftp://x", ""));
+  const std::string scheme = fail_message(w);
+  EXPECT_NE(scheme.find("scheme must be http or https"), std::string::npos) << scheme;
+  // A port nobody listens on: bind a socket to a free port, note it, close it (never listened on).
+  int closed_port = 0;
+  {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    socklen_t len = sizeof addr;
+    ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    closed_port = ntohs(addr.sin_port);
+    ::close(fd);
+  }
+  w.post(remote_load("http://127.0.0.1:" + std::to_string(closed_port) + "/v1", ""));
+  const std::string refused = fail_message(w);
+  EXPECT_NE(refused.find("cannot reach"), std::string::npos) << refused;
+  // And a generation without a model still finishes with an error, not a hang.
+  w.post(greedy_request(3, "hi", 2));
+  const auto ev = collect_generation(w, 3);
+  EXPECT_EQ(std::get<GenerationFinished>(ev.back()).stop_reason, StopReason::error);
 }
 
 }  // namespace

@@ -43,6 +43,7 @@ struct ModelFacts {
   int n_ctx_train = 0;
   int n_ctx = 0;                         // positions the backend holds
   int n_mtp = 0;                         // MTP layers; 0 = no MTP block
+  bool remote = false;                   // an OpenAI-compatible endpoint runs the model (path = its URL)
   std::vector<bool> layer_is_recurrent;  // per main layer: true = Gated DeltaNet, false = attention
   BackendKind backend_kind = BackendKind::kCpu;
   BackendInfo backend;   // name, device, memory_bytes (CPU: state + scratch; CUDA: device weights + state)

@@ -29,11 +29,21 @@ struct EngineSettings {
   Status validate() const;
 };
 
-// Opens a GGUF; the loaded engine replaces the current one only when the load succeeds.
+// An OpenAI-compatible server that runs the model instead of this process (qwenchat-server, vLLM,
+// SGLang, llama-server: a model on several GPUs, or on another machine).
+struct RemoteEndpoint {
+  std::string url;      // "http://host:port/v1" (a URL without a path gets /v1)
+  std::string api_key;  // sent as "Authorization: Bearer KEY" when not empty
+  std::string model;    // the id to request; empty = the first one GET /v1/models lists
+};
+
+// Opens a GGUF (or, with `remote` set, connects to an endpoint instead); the loaded engine replaces the
+// current one only when the load succeeds.
 struct LoadModelCommand {
   std::string path;
   BackendKind backend = BackendKind::kCpu;
   EngineSettings settings;
+  std::optional<RemoteEndpoint> remote;
 };
 
 // Generates the assistant's reply to `history` (the whole conversation, oldest first, ending with the
