@@ -78,6 +78,7 @@ __global__ void __launch_bounds__(kSplitThreads)
   pdl_trigger();
   const int g = blockIdx.x / n_splits, s = blockIdx.x - g * n_splits, m = blockIdx.y;
   const int last = *a.d_pos + m;  // inclusive
+  if (split_len <= 0) split_len = attention_row_split_len(min(last, a.max_ctx - 1), n_splits);
   const int t0 = s * split_len, t1 = min(min(t0 + split_len, last + 1), a.max_ctx);
   if (t0 >= t1) return;  // block-uniform: this split is beyond the current position
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -157,6 +158,7 @@ __global__ void __launch_bounds__(256) attn_merge_kernel(const AttentionArgs a, 
   pdl_trigger();
   const int h = blockIdx.x, m = blockIdx.y, d = threadIdx.x, dim = a.head_dim;
   const int last = min(*a.d_pos + m, a.max_ctx - 1);
+  if (split_len <= 0) split_len = attention_row_split_len(last, n_splits);
   const int used = min(n_splits, last / split_len + 1);
   const float* base = a.partials + (static_cast<size_t>(m) * a.n_head + h) * n_splits * (dim + 2);
   float big = -INFINITY;
@@ -211,19 +213,20 @@ std::string num(long long v) {
 
 }  // namespace
 
-int attention_split_len(int ctx_hint, int n_kv, int m, int sm_count) {
-  const int target_blocks = 2 * std::max(sm_count, 1);
-  const int splits = std::max(1, target_blocks / std::max(1, n_kv * m));
-  const int len = (std::max(ctx_hint, 1) + splits - 1) / splits;
-  return std::max(64, (len + 63) / 64 * 64);
+int attention_row_splits(int n_kv, int sm_count) {
+  return std::max(1, 2 * std::max(sm_count, 1) / std::max(1, n_kv));
+}
+
+int attention_grid_splits(int ctx_hint, int split_len, int n_kv, int sm_count) {
+  if (split_len > 0) return (std::max(ctx_hint, 1) + split_len - 1) / split_len;
+  return attention_row_splits(n_kv, sm_count);
 }
 
 size_t attention_q_scratch_floats(int n_head, int head_dim, int m) {
   return static_cast<size_t>(n_head) * head_dim * m;
 }
 
-size_t attention_partial_floats(int n_head, int head_dim, int m, int ctx_hint, int split_len) {
-  const int n_splits = (ctx_hint + split_len - 1) / split_len;
+size_t attention_partial_floats(int n_head, int head_dim, int m, int n_splits) {
   return static_cast<size_t>(m) * n_head * n_splits * (head_dim + 2);
 }
 
@@ -255,8 +258,8 @@ GpuStatus attention_decode(const AttentionArgs& in, cudaStream_t stream) {
   QC_GPU_REQUIRE(!a.out_q.hi || (a.out_q.scale && a.out_q.ld >= a.n_head * a.head_dim &&
                                  a.out_q.ld_scale >= a.n_head * a.head_dim / kQBlock),
                  "attention_decode: out_q needs scale, ld >= n_head*head_dim, ld_scale >= that / 32");
-  if (a.split_len <= 0) a.split_len = attention_split_len(a.ctx_hint, a.n_kv, a.m, device_sm_count());
-  const int n_splits = (a.ctx_hint + a.split_len - 1) / a.split_len;
+  if (a.split_len < 0) a.split_len = 0;
+  const int n_splits = attention_grid_splits(a.ctx_hint, a.split_len, a.n_kv, device_sm_count());
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.head_dim)));
 
   QC_CUDA_CHECK(

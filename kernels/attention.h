@@ -44,8 +44,11 @@ struct AttentionArgs {
   int max_ctx = 0;
   const int* d_pos = nullptr;  // device: position of token row 0
   int m = 1;
-  int ctx_hint = 0;            // host: >= pos + M on every replay; sizes the split grid
-  int split_len = 0;           // positions per split; 0 = attention_split_len(...)
+  int ctx_hint = 0;            // host: >= pos + M on every replay; sizes the split grid (split_len > 0)
+  // Positions per split for every row; 0 = per row, attention_row_split_len(row's position): then a
+  // row's bits depend on its position alone, not on M or ctx_hint, so a prompt gives the same bits in
+  // one call, in chunks or token by token (what conversation state reuse needs to be exact).
+  int split_len = 0;
   float* q_scratch = nullptr;  // attention_q_scratch_floats()
   float* partials = nullptr;   // attention_partial_floats()
   float* out = nullptr;        // optional [M][ld_out], n_head * head_dim wide
@@ -54,10 +57,22 @@ struct AttentionArgs {
   bool pdl = false;
 };
 
-// Positions per split for a grid of about two blocks per SM (multiple of 64).
-int attention_split_len(int ctx_hint, int n_kv, int m, int sm_count);
+// Per-row split mode: every row may use up to attention_row_splits() splits (about two blocks per SM
+// for one row: a decode step fills the card; extra rows add blocks), each row_split_len positions long
+// (a multiple of 64, at least 64), so ceil((last + 1) / len) <= n_splits always holds.
+int attention_row_splits(int n_kv, int sm_count);
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+inline int attention_row_split_len(int last, int n_splits) {
+  const int len = (last + 1 + n_splits - 1) / n_splits;
+  return len <= 64 ? 64 : (len + 63) / 64 * 64;
+}
+// Splits of the grid (the partials' stride): ceil(ctx_hint / split_len) for a fixed split length,
+// attention_row_splits() for per-row lengths (split_len 0).
+int attention_grid_splits(int ctx_hint, int split_len, int n_kv, int sm_count);
 size_t attention_q_scratch_floats(int n_head, int head_dim, int m);
-size_t attention_partial_floats(int n_head, int head_dim, int m, int ctx_hint, int split_len);
+size_t attention_partial_floats(int n_head, int head_dim, int m, int n_splits);
 GpuStatus attention_decode(const AttentionArgs& args, cudaStream_t stream);
 
 // Store M rows of k and v (already normalised and rotated) at positions *d_pos + m. Used where k/v come

@@ -3,6 +3,7 @@
 //
 //   qwenchat-bench [--preset 27b | --model FILE] [--json PATH] [--variants tile,hu,...]
 //                  [--contexts 0,4096,32768] [--tokens 32] [--budget 200] [--quick]
+//                  [--prefill 512,2048,8192] [--reuse 8000,100] [--only-prefill]
 //
 // 1. Ceilings: read-only stream and device-to-device copy (kernels/bench/bench_util.cuh).
 // 2. The model: a preset's real shapes with Q8_0 weights generated in GPU memory (random_weights.h), or a
@@ -17,6 +18,8 @@
 //    and the projected speed-up at acceptance 0.6 / 0.7 / 0.8 (project_mtp states the model).
 // 5. With --model and an MTP block: greedy generation on a few prompts without MTP and with draft
 //    lengths 1..3: measured acceptance per draft position and the measured speed-up.
+// 6. Prefill rate at --prefill prompt lengths and the time to first token of a message after a long
+//    conversation with and without the kept state (prefill_reuse.h).
 // A compact table comes last; --json writes everything.
 #include <nlohmann/json.hpp>
 
@@ -37,6 +40,7 @@
 #include "common/version.h"
 #include "cuda/cuda_backend.h"
 #include "device_fill.h"
+#include "prefill_reuse.h"
 #include "generate/generator.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
@@ -64,6 +68,8 @@ struct Options {
   int tokens = 32;
   double budget_s = 200.0;
   bool quick = false;
+  qc::bench_app::PrefillReuseOptions prefill;
+  bool only_prefill = false;  // skip the decode sections (1-5 but the ceilings)
 };
 
 const std::vector<qc::app::OptionSpec> kSpecs = {
@@ -75,6 +81,9 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
     {"tokens", true, "tokens per measurement (default 32)"},
     {"budget", true, "seconds after which the remaining measurements are skipped (default 200)"},
     {"quick", false, "fewer repetitions"},
+    {"prefill", true, "comma-separated prompt lengths for the prefill rate (default 512,2048,8192)"},
+    {"reuse", true, "HISTORY,MESSAGE tokens for the time to first token with state reuse (default 8000,100)"},
+    {"only-prefill", false, "only the prefill and reuse measurements"},
     {"help", false, "this text"},
 };
 
@@ -111,6 +120,17 @@ Result<Options> parse(int argc, char** argv, bool* help) {
   o.tokens = static_cast<int>(t);
   QC_ASSIGN(o.budget_s, a.get_double("budget", o.budget_s, 1.0, 1e5));
   o.quick = a.has("quick");
+  o.only_prefill = a.has("only-prefill");
+  if (const auto c = a.get("prefill")) {
+    o.prefill.prefill.clear();
+    for (const std::string& x : split(*c)) o.prefill.prefill.push_back(std::max(1, std::atoi(x.c_str())));
+  }
+  if (const auto c = a.get("reuse")) {
+    const std::vector<std::string> hm = split(*c);
+    if (hm.size() != 2) return qc::make_error("--reuse: expected HISTORY,MESSAGE, got \"" + *c + "\"");
+    o.prefill.history = std::max(1, std::atoi(hm[0].c_str()));
+    o.prefill.message = std::max(1, std::atoi(hm[1].c_str()));
+  }
   if (o.quick) o.tokens = std::min(o.tokens, 8);
   return o;
 }
@@ -191,6 +211,8 @@ Status Bench::build_model() {
   const int max_ctx = *std::max_element(opt_.contexts.begin(), opt_.contexts.end());
   qc::cuda::CudaBackendOptions bo;
   bo.n_ctx = max_ctx + opt_.tokens + 64;
+  for (int n : opt_.prefill.prefill) bo.n_ctx = std::max(bo.n_ctx, n + 64);
+  bo.n_ctx = std::max(bo.n_ctx, opt_.prefill.history + 2 * opt_.prefill.message + 64);
   bo.max_batch = 4;
   bo.measure_ceiling = false;  // measured here, in the same run, with more repetitions (measure_ceilings)
   const auto t = Clock::now();
@@ -626,15 +648,20 @@ int Bench::run() {
       "position\n",
       be_->weight_bytes_per_token() / 1e9, be_->recurrent_bytes_per_step() / 1e9,
       (be_->kv_bytes_per_token(1) - be_->kv_bytes_per_token(0)) / 1e3);
-  measure_variants();
-  measure_config(KernelConfig{}, "default_config");
-  const GemvVariant best = fastest_variant();
-  if (best != KernelConfig{}.gemv) {
-    KernelConfig k;
-    k.gemv = best;
-    measure_config(k, "fastest_variant");
+  if (!opt_.only_prefill) {
+    measure_variants();
+    measure_config(KernelConfig{}, "default_config");
+    const GemvVariant best = fastest_variant();
+    if (best != KernelConfig{}.gemv) {
+      KernelConfig k;
+      k.gemv = best;
+      measure_config(k, "fastest_variant");
+    }
+    measure_mtp_generation();
   }
-  measure_mtp_generation();
+  if (be_->set_kernel_config(KernelConfig{}).ok())
+    extra_["prefill_reuse"] = qc::bench_app::measure_prefill_and_reuse(
+        *be_, opt_.prefill, [this](const std::string& what) { return out_of_time(what); });
   extra_["weight_bytes_per_token"] = static_cast<double>(be_->weight_bytes_per_token());
   print_table();
   write_json();

@@ -5,6 +5,7 @@ namespace qc::chat {
 nlohmann::json stats_to_json(const GenerationStats& s, const StatsExtras& extras) {
   nlohmann::json j = nlohmann::json::object();
   j["prompt_tokens"] = s.prompt_tokens;
+  j["prompt_reused"] = s.prompt_reused;
   j["generated_tokens"] = s.generated_tokens;
   j["tok_per_s"] = s.decode_tok_per_s;
   j["prefill_tok_per_s"] = s.prefill_tok_per_s;

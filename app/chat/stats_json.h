@@ -16,8 +16,8 @@ struct StatsExtras {
   std::string stop_reason;  // e.g. "eos", "length", "stopped"; empty = not recorded
 };
 
-// prompt_tokens, generated_tokens, tok_per_s (decode), prefill_tok_per_s, ttft_ms, mtp_draft_len and,
-// with MTP on, mtp_acceptance (all positions: accepted / drafted); logits_hash when set; the extras
+// prompt_tokens, prompt_reused (of those, taken from a kept state), generated_tokens, tok_per_s
+// (decode), prefill_tok_per_s, ttft_ms, mtp_draft_len and, with MTP on, mtp_acceptance (all positions: accepted / drafted); logits_hash when set; the extras
 // when non-empty.
 nlohmann::json stats_to_json(const GenerationStats& stats, const StatsExtras& extras = {});
 

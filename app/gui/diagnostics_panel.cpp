@@ -47,17 +47,19 @@ void DiagnosticsPanel::rates(UiContext& ctx) {
                    ImVec2(ImGui::GetContentRegionAvail().x, ctx.em() * 4));  // 1.86's plots take no -1
   text_wrapped_colored(ctx.theme.text_muted, "decode tok/s over the last 16 tokens, one point per token");
   double prefill = 0, ttft = 0;
-  int prompt = 0, generated = 0;
+  int prompt = 0, reused = 0, generated = 0;
   if (d.finished && d.finished->id == d.generation) {
     const GenerationStats& s = d.finished->stats;
     prefill = s.prefill_tok_per_s;
     ttft = s.time_to_first_token_s;
     prompt = s.prompt_tokens;
+    reused = s.prompt_reused;
     generated = s.generated_tokens;
   } else if (d.last) {
     prefill = d.last->prefill_tok_per_s;
     ttft = d.last->ttft_s;
     prompt = d.last->prompt_tokens;
+    reused = d.last->prompt_reused;
     generated = d.last->generated_tokens;
   }
   if (ImGui::BeginTable("rates", 4, ImGuiTableFlags_SizingStretchSame)) {
@@ -79,6 +81,10 @@ void DiagnosticsPanel::rates(UiContext& ctx) {
     cell("Prompt / reply", e);
     ImGui::EndTable();
   }
+  // Conversation state reuse (engine/runtime/prefix_cache.h): what this reply did not run again.
+  if (prompt > 0)
+    text_wrapped_colored(ctx.theme.text_muted, "prompt: %d reused from the kept state + %d prefilled", reused,
+                         prompt - reused);
   if (d.finished && d.finished->id == d.generation) {
     text_wrapped_colored(ctx.theme.text_muted, "stop: %s · backend %s · logits hash %s",
                          to_string(d.finished->stop_reason), d.finished->backend.c_str(),

@@ -35,6 +35,8 @@ struct Settings {
   int n_ctx = 4096;
   int n_threads = 0;   // 0 = all cores
   bool probes = true;  // per-layer hidden-state norms for the diagnostics panel
+  // Memory for kept conversation states (EngineSettings::state_cache_mb says what it holds).
+  int state_cache_mb = EngineSettings{}.state_cache_mb;
 
   // Speculative decoding with the model's MTP block. On by default: greedy output is unchanged and sampled
   // output keeps its distribution (the verifier accepts or resamples), so it only costs when acceptance

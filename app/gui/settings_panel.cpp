@@ -93,6 +93,10 @@ void SettingsPanel::engine(UiContext& ctx) {
   help(ctx, "0 = every core");
   engine_changed |= ImGui::Checkbox("Probes (per-layer norms)", &s.probes);
   help(ctx, "one L2 norm of the hidden state per layer and token, for the Diagnostics tab");
+  ImGui::InputInt("Kept states (MiB)", &s.state_cache_mb, 256, 1024);
+  engine_changed |= ImGui::IsItemDeactivatedAfterEdit();
+  help(ctx, "conversation states kept so that a reply prefills only its new tokens; on the GPU this is device "
+            "memory; 0 = only the last reply's state");
   if (engine_changed) {
     changed_ = true;
     s.clamp();

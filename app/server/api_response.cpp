@@ -12,14 +12,18 @@ using nlohmann::json;
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 json usage_json(const Usage& u) {
+  // OpenAI's prompt_tokens_details.cached_tokens: the prompt tokens a kept state already held.
   return {{"prompt_tokens", u.prompt_tokens},
           {"completion_tokens", u.completion_tokens},
-          {"total_tokens", u.prompt_tokens + u.completion_tokens}};
+          {"total_tokens", u.prompt_tokens + u.completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
 }
 
 json timings_json(const Finish& f) {
   const GenerationStats& s = f.stats;
-  json t = {{"prompt_n", s.prompt_tokens},
+  // llama-server's names: prompt_n = tokens prefilled, cache_n = tokens taken from the cache.
+  json t = {{"prompt_n", s.prompt_tokens - s.prompt_reused},
+            {"cache_n", s.prompt_reused},
             {"prompt_ms", s.prefill_seconds * 1e3},
             {"prompt_per_second", s.prefill_tok_per_s},
             {"predicted_n", s.generated_tokens},

@@ -19,6 +19,7 @@ struct ResponseIds {
 
 struct Usage {
   int prompt_tokens = 0;
+  int cached_tokens = 0;  // of prompt_tokens, reused from a kept state (runtime/prefix_cache.h)
   int completion_tokens = 0;
 };
 

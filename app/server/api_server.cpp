@@ -104,6 +104,7 @@ struct Reply {
     const StopReason why = finished->stop_reason;
     out.reason = (why == StopReason::max_tokens || why == StopReason::context_full) && !stop_hit ? "length" : "stop";
     out.usage.prompt_tokens = prompt_tokens;
+    out.usage.cached_tokens = finished->stats.prompt_reused;
     out.usage.completion_tokens = finished->stats.generated_tokens;
     out.stats = finished->stats;
     return out;

@@ -1,5 +1,6 @@
 #include "server/server_metrics.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace qc::server {
@@ -30,7 +31,8 @@ void ServerMetrics::finished(const GenerationStats& s, bool cancelled) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++generations_;
   if (cancelled) ++cancelled_;
-  prompt_tokens_ += static_cast<uint64_t>(s.prompt_tokens);
+  prompt_tokens_ += static_cast<uint64_t>(std::max(s.prompt_tokens - s.prompt_reused, 0));
+  prompt_reused_ += static_cast<uint64_t>(std::max(s.prompt_reused, 0));
   generated_tokens_ += static_cast<uint64_t>(s.generated_tokens);
   prefill_seconds_ += s.prefill_seconds;
   decode_seconds_ += s.decode_seconds;
@@ -66,6 +68,8 @@ std::string ServerMetrics::prometheus_text(const QueueGauges& g) const {
          static_cast<double>(disconnects_));
   metric(out, "qwenchat_prompt_tokens_total", "counter", "Prompt tokens prefilled.",
          static_cast<double>(prompt_tokens_));
+  metric(out, "qwenchat_prompt_tokens_reused_total", "counter",
+         "Prompt tokens taken from a kept conversation state (not prefilled).", static_cast<double>(prompt_reused_));
   metric(out, "qwenchat_generated_tokens_total", "counter", "Tokens generated.",
          static_cast<double>(generated_tokens_));
   metric(out, "qwenchat_prefill_seconds_total", "counter", "Seconds spent prefilling prompts.", prefill_seconds_);

@@ -29,7 +29,7 @@ class ServerMetrics {
   mutable std::mutex mutex_;
   uint64_t requests_2xx_ = 0, requests_4xx_ = 0, requests_5xx_ = 0;
   uint64_t generations_ = 0, cancelled_ = 0, disconnects_ = 0;
-  uint64_t prompt_tokens_ = 0, generated_tokens_ = 0;
+  uint64_t prompt_tokens_ = 0, prompt_reused_ = 0, generated_tokens_ = 0;
   double prefill_seconds_ = 0, decode_seconds_ = 0;
   double last_prefill_tok_per_s_ = 0, last_decode_tok_per_s_ = 0, last_ttft_s_ = 0;
   std::array<uint64_t, kMaxDraftLen> mtp_drafted_{}, mtp_accepted_{};

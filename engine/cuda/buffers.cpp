@@ -76,8 +76,7 @@ Status layout_state(const ModelConfig& c, const DeviceModel& m, int n_ctx, Carve
   return Status::success();
 }
 
-Status layout_scratch(const ModelConfig& c, const DeviceModel& m, int n_ctx, int sm_count, Carver& cv,
-                      Scratch* out) {
+Status layout_scratch(const ModelConfig& c, const DeviceModel& m, int sm_count, Carver& cv, Scratch* out) {
   Scratch s;
   const int M = gpu::kMaxTokens;
   const int H = c.n_embd;
@@ -106,7 +105,7 @@ Status layout_scratch(const ModelConfig& c, const DeviceModel& m, int n_ctx, int
   s.hidden = cv.take<float>(static_cast<size_t>(M) * H);
   s.logits = cv.take<float>(static_cast<size_t>(M) * V);
   s.split = cv.take<float>(gpu::gemv_q8_split_scratch_floats(kMaxSplitK, M, n_rows));
-  // Attention scratch: the largest over every context bucket a step can use and every M.
+  // Attention scratch: the largest over every M (per-row split lengths: no dependence on the context).
   size_t q_floats = 0, part_floats = 0;
   if (n_kv_max > 0) {
     q_floats = gpu::attention_q_scratch_floats(c.n_head, c.head_dim, M);
@@ -114,16 +113,10 @@ Status layout_scratch(const ModelConfig& c, const DeviceModel& m, int n_ctx, int
     for (const DevLayer& L : m.layers)
       if (!L.recurrent) kvs.push_back(L.n_kv);
     if (m.has_mtp) kvs.push_back(m.mtp_layer.n_kv);
-    for (int b = ctx_bucket(1, n_ctx);; b = ctx_bucket(b + 1, n_ctx)) {
-      for (int kvh : kvs)
-        for (int mm = 1; mm <= M; ++mm) {
-          if (b < mm) continue;
-          const int len = gpu::attention_split_len(b, kvh, mm, sm_count);
-          part_floats =
-              std::max(part_floats, gpu::attention_partial_floats(c.n_head, c.head_dim, mm, b, len));
-        }
-      if (b >= n_ctx) break;
-    }
+    // Per-row split lengths (split_len 0): the grid's splits depend on the KV heads only.
+    for (int kvh : kvs)
+      part_floats = std::max(part_floats, gpu::attention_partial_floats(c.n_head, c.head_dim, M,
+                                                                        gpu::attention_row_splits(kvh, sm_count)));
   }
   s.attn_q = cv.take<float>(std::max<size_t>(q_floats, 1));
   s.attn_partials = cv.take<float>(std::max<size_t>(part_floats, 1));
@@ -158,7 +151,7 @@ Result<MemoryEstimate> estimate_memory(const ModelConfig& c, const ModelWeights&
   StateBuffers st;
   Scratch scratch;
   QC_TRY(layout_state(c, m, n_ctx, rec, hist, kv, &st, with_history));
-  QC_TRY(layout_scratch(c, m, n_ctx, sm_count, sc, &scratch));
+  QC_TRY(layout_scratch(c, m, sm_count, sc, &scratch));
   MemoryEstimate e;
   e.weights = wc.bytes();
   e.kv_cache = kv.bytes();

@@ -89,8 +89,7 @@ int ctx_bucket(int need, int n_ctx);
 // not available and MTP verification falls back to snapshot + restore + re-run.
 Status layout_state(const ModelConfig& c, const DeviceModel& m, int n_ctx, Carver& recurrent, Carver& history,
                     Carver& kv, StateBuffers* out, bool with_history = true);
-Status layout_scratch(const ModelConfig& c, const DeviceModel& m, int n_ctx, int sm_count, Carver& carver,
-                      Scratch* out);
+Status layout_scratch(const ModelConfig& c, const DeviceModel& m, int sm_count, Carver& carver, Scratch* out);
 
 // Bytes of device memory the backend needs, by part. `history` is the GDN state history of the
 // speculative forward (MTP models: kMaxTokens - 1 copies of the GDN states, 432 MiB for the 27B).

@@ -42,6 +42,7 @@ class CudaBackend::Snapshot final : public StateSnapshot {
       : pool_(std::move(pool)), slot_(slot), owner_(owner), epoch_(epoch), pos_(pos) {}
   ~Snapshot() override { pool_->used[slot_] = false; }
   int position() const override { return pos_; }
+  uint64_t bytes() const override { return pool_->slots[slot_].size(); }
   const void* data() const { return pool_->slots[slot_].get(); }
   const CudaBackend* owner() const { return owner_; }
   uint64_t epoch() const { return epoch_; }
@@ -145,7 +146,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
       kc2(b->kv_block_.get()), sc(b->scratch_block_.get());
   QC_ASSIGN(b->model_, layout_model(config, weights, have_data, wc));
   QC_TRY(layout_state(config, b->model_, b->n_ctx_, rc, hc2, kc2, &b->st_, with_history));
-  QC_TRY(layout_scratch(config, b->model_, b->n_ctx_, b->sm_count_, sc, &b->sc_));
+  QC_TRY(layout_scratch(config, b->model_, b->sm_count_, sc, &b->sc_));
   if (wc.bytes() != b->mem_.weights || rc.bytes() != b->mem_.recurrent || hc2.bytes() != b->mem_.history ||
       kc2.bytes() != b->mem_.kv_cache || sc.bytes() != b->mem_.scratch)
     return make_error("CUDA backend: internal: the layout differs from the estimate");

@@ -31,6 +31,8 @@ class StateSnapshot {
  public:
   virtual ~StateSnapshot() = default;
   virtual int position() const = 0;
+  // Memory the copy holds (device or host), for budgets (runtime/prefix_cache.h); 0 = not known.
+  virtual uint64_t bytes() const { return 0; }
 };
 
 struct BackendInfo {

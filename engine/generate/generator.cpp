@@ -126,6 +126,9 @@ Status Generator::validate(const GenerateRequest& rq) const {
   if (rq.mtp.enabled && (rq.mtp.draft_len < 1 || rq.mtp.draft_len > kMaxDraftLen))
     return make_error("generate: MTP draft_len must be in [1, " + std::to_string(kMaxDraftLen) + "], got " +
                       std::to_string(rq.mtp.draft_len));
+  if (rq.checkpoint < 0 || (rq.checkpoint > 0 && static_cast<size_t>(rq.checkpoint) >= rq.prompt.size()))
+    return make_error("generate: checkpoint must be 0 or in [1, " + std::to_string(rq.prompt.size()) +
+                      "), got " + std::to_string(rq.checkpoint));
   if (options_.prefill_chunk < 1)
     return make_error("generate: prefill_chunk must be >= 1, got " + std::to_string(options_.prefill_chunk));
   const int n_vocab = backend_.config().n_vocab;
@@ -203,12 +206,14 @@ Status Generator::prefill(Run& run) {
     QC_TRY(fill_mtp(run, prompt[0], last_hidden_, run.start - 1));  // entry start-1: (prompt[0], h_{start-1})
   last_hidden_pos_ = -1;
   const int chunk = prefill_chunk();
-  for (int c0 = 0; c0 < n; c0 += chunk) {
+  for (int c0 = 0, len = 0; c0 < n; c0 += len) {
     if (c0 > 0 && cancelled(run)) {
       run.stop(StopReason::cancelled);
       return Status::success();
     }
-    const int len = std::min(chunk, n - c0);
+    len = std::min(chunk, n - c0);
+    const int cp = run.req.checkpoint;
+    if (cp > c0 && cp < c0 + len) len = cp - c0;  // a chunk ends at the checkpoint
     QC_ASSIGN(const StepOutput out, backend_.forward(std::span<const int32_t>(prompt).subspan(
                                                          static_cast<size_t>(c0), static_cast<size_t>(len)),
                                                      run.start + c0));
@@ -221,16 +226,26 @@ Status Generator::prefill(Run& run) {
       last_hidden_.assign(out.hidden.end() - static_cast<std::ptrdiff_t>(e), out.hidden.end());
       last_hidden_pos_ = run.start + c0 + len - 1;
     }
-    if (!run.use_mtp) continue;
-    for (int i = 0; i < len; ++i) {
-      const int q = c0 + i;   // prompt index; position start + q
-      if (q + 1 >= n) break;  // the last prompt position pairs with the first sampled token (step())
-      QC_TRY(fill_mtp(run, prompt[static_cast<size_t>(q + 1)],
-                      std::span<const float>(run.hidden).subspan(static_cast<size_t>(i) * e, e),
-                      run.start + q));
+    if (run.use_mtp) {
+      for (int i = 0; i < len; ++i) {
+        const int q = c0 + i;   // prompt index; position start + q
+        if (q + 1 >= n) break;  // the last prompt position pairs with the first sampled token (step())
+        QC_TRY(fill_mtp(run, prompt[static_cast<size_t>(q + 1)],
+                        std::span<const float>(run.hidden).subspan(static_cast<size_t>(i) * e, e),
+                        run.start + q));
+      }
+    }
+    if (c0 + len == cp && run.obs.on_checkpoint) {
+      const bool at_cp = have_hidden && last_hidden_pos_ == run.start + c0 + len - 1;
+      run.obs.on_checkpoint(at_cp ? std::span<const float>(last_hidden_) : std::span<const float>());
     }
   }
   return Status::success();
+}
+
+void Generator::set_context_hidden(int pos, std::vector<float> hidden) {
+  last_hidden_ = std::move(hidden);
+  last_hidden_pos_ = last_hidden_.empty() ? -1 : pos;
 }
 
 // One decode step: optional drafts, one forward pass over [pending, drafts...], acceptance, and the

@@ -45,6 +45,12 @@ struct GenerateRequest {
   // Penalties look at generated tokens only (vLLM semantics, which the published Qwen presence penalty
   // was tuned with); true also feeds the prompt into the penalty window (llama.cpp semantics).
   bool penalize_prompt = false;
+  // 0 = none. In [1, prompt.size()): the prefill ends a chunk after prompt[checkpoint - 1] and calls
+  // GenerateObserver::on_checkpoint there, while the backend holds exactly the tokens before
+  // prompt[checkpoint] (a state worth keeping: runtime/prefix_cache.h keeps the one at a reply's turn
+  // boundary, which a regenerated reply and the next message both start from). Costs one more forward
+  // pass when it splits a chunk.
+  int checkpoint = 0;
 };
 
 enum class StopReason { stop_token, max_tokens, cancelled, context_full, error };
@@ -69,6 +75,10 @@ struct GenerateObserver {
   // Cancellation, consulted between prefill chunks and before every token (either may be unset).
   const std::atomic<bool>* cancel = nullptr;
   std::function<bool()> should_cancel;
+  // GenerateRequest::checkpoint reached. `hidden` is the post-norm hidden state of the last position the
+  // backend holds (what an MTP continuation from there needs, Generator::set_context_hidden); empty when
+  // the backend returned none. Valid during the call.
+  std::function<void(std::span<const float> hidden)> on_checkpoint;
 };
 
 struct GenerateResult {
@@ -104,6 +114,14 @@ class Generator {
   // length out of range, empty prompt, a prompt token outside [0, n_vocab), a prompt that does not fit
   // the context, prefill_chunk < 1. Failures during the work end the result with StopReason::error.
   Result<GenerateResult> generate(const GenerateRequest& request, const GenerateObserver& observer = {});
+
+  // The post-norm hidden state at position pos of the backend's context (the last one it holds): with
+  // MTP, a prompt that continues at pos + 1 first writes the MTP cache entry at pos from it and the
+  // prompt's first token. generate() keeps it up to date for the next call on this generator; a new
+  // generator on a kept state (runtime/prefix_cache.h) is handed it here. Empty `hidden` forgets it.
+  void set_context_hidden(int pos, std::vector<float> hidden);
+  int context_hidden_pos() const { return last_hidden_pos_; }  // -1 = none
+  const std::vector<float>& context_hidden() const { return last_hidden_; }
 
  private:
   struct Run;  // one call's state (generator.cpp)

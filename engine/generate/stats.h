@@ -13,6 +13,9 @@ inline constexpr int kMaxDraftLen = 3;  // MTP draft tokens per verification pas
 
 struct GenerationStats {
   int prompt_tokens = 0;
+  // Of prompt_tokens, those a kept state already held (runtime/prefix_cache.h): not run again. The
+  // generator itself sees only the rest (its prompt_tokens are those); the worker reports both.
+  int prompt_reused = 0;
   int generated_tokens = 0;  // every emitted token, stop token included
 
   // Wall-clock (steady_clock) seconds. Prefill = the prompt's forward passes (and their MTP cache fill);

@@ -33,6 +33,11 @@ template <class T>
 class ReferenceModel<T>::Snapshot final : public StateSnapshot {
  public:
   int position() const override { return pos; }
+  uint64_t bytes() const override {
+    uint64_t b = 0;
+    for (const GdnState& g : gdn) b += (g.S.size() + g.window.size()) * sizeof(g.S[0]);
+    return b;
+  }
   const ReferenceModel* owner = nullptr;
   uint64_t epoch = 0;
   int pos = 0;

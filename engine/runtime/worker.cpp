@@ -5,6 +5,7 @@
 
 #include "remote/openai_remote.h"
 #include "runtime/model_facts.h"
+#include "runtime/prefix_cache.h"
 #include "runtime/worker_generate.h"
 
 namespace qc {
@@ -14,6 +15,15 @@ struct Worker::State {
   std::unique_ptr<Engine> engine;
   std::optional<RemoteModel> remote;  // set instead of `engine` when an endpoint runs the model
   EngineSettings settings;  // settings.kernels = the kernel config in use (set_kernel_config included)
+  // Kept states of engine's backend. Declared after it, so destroyed first (CUDA snapshots are device
+  // memory of that backend); emptied whenever the backend or its kernels change.
+  PrefixCache cache{0};
+
+  void drop_cache() { cache.clear(); }
+  void new_cache(const EngineSettings& s) {
+    cache.clear();
+    cache = PrefixCache(static_cast<uint64_t>(s.state_cache_mb) << 20);
+  }
 };
 
 namespace {
@@ -165,6 +175,8 @@ void Worker::apply_pending_kernels(State& state, const std::string& when) {
     }
   }
   if (s.ok()) state.settings.kernels = k;
+  // Kept states were computed with the old kernels: a reply must not mix them (same input, same bits).
+  if (s.ok()) state.drop_cache();
   std::string message = std::string("GEMV ") + gemv_variant_name(k.gemv) + " applied " + when;
   if (!state.engine) message = std::string("GEMV ") + gemv_variant_name(k.gemv) + " kept for the next load";
   emit(WorkerNotice{"kernels", s.ok(), s.ok() ? message : s.error().describe()});
@@ -197,6 +209,7 @@ void Worker::execute(State& state, const Queued& q) {
   };
   // Rebuilds the engine from `o`; on success replaces the current one and reports the new facts.
   auto reopen = [&](const EngineOptions& o) -> Status {
+    state.drop_cache();
     QC_ASSIGN(auto engine, Engine::open(o));
     state.engine = std::move(engine);
     emit(ModelLoaded{describe_model(*state.engine, o.kernels)});
@@ -213,6 +226,7 @@ void Worker::execute(State& state, const Queued& q) {
                 emit(ModelLoadFailed{c.remote->url, connected.error()});
                 return;
               }
+              state.drop_cache();
               state.engine.reset();  // the endpoint replaces the local model (and frees its memory)
               state.remote = std::move(*connected);
               emit(ModelLoaded{describe_remote(*state.remote)});
@@ -226,7 +240,10 @@ void Worker::execute(State& state, const Queued& q) {
             if (s.ok()) s = c.settings.validate();
             // Weights on the CPU are a file mapping, so the old model can stay until the new one works;
             // a GPU backend copies them into device memory, where two models may not fit.
-            if (s.ok() && c.backend == BackendKind::kCuda) state.engine.reset();
+            if (s.ok() && c.backend == BackendKind::kCuda) {
+              state.drop_cache();
+              state.engine.reset();
+            }
             if (s.ok()) {
               try {
                 s = reopen(engine_options(c.path, c.backend, c.settings));
@@ -237,6 +254,7 @@ void Worker::execute(State& state, const Queued& q) {
             if (s.ok()) {
               state.remote.reset();
               state.settings = c.settings;  // ModelLoaded was emitted by reopen()
+              state.new_cache(c.settings);
             } else {
               emit(ModelLoadFailed{c.path, s.error()});
             }
@@ -254,6 +272,7 @@ void Worker::execute(State& state, const Queued& q) {
             ctx.kernels = &state.settings.kernels;
             ctx.cancelled = [this, seq = q.seq, id = c.id] { return generation_cancelled(seq, id); };
             ctx.emit = [this](WorkerEvent e) { emit(std::move(e)); };
+            ctx.cache = &state.cache;
             ctx.at_token = [this, &state](int index) {
               if (kernels_pending_.load(std::memory_order_acquire))
                 apply_pending_kernels(state, "at token " + std::to_string(index + 1) + " of the reply");
@@ -270,6 +289,7 @@ void Worker::execute(State& state, const Queued& q) {
               f.stop_reason = StopReason::error;
               f.error = std::string("generation failed: ") + e.what();
               emit(std::move(f));
+              state.drop_cache();
               if (state.engine) state.engine->backend().reset();
             }
           },
@@ -281,6 +301,7 @@ void Worker::execute(State& state, const Queued& q) {
               s = make_error("no model is loaded", "the backend is chosen when a model loads");
             } else {
               try {
+                state.drop_cache();
                 s = state.engine->switch_backend(c.backend);
                 if (s.ok()) s = state.engine->backend().set_kernel_config(state.settings.kernels);
                 if (s.ok()) emit(ModelLoaded{describe_model(*state.engine, state.settings.kernels)});
@@ -300,11 +321,15 @@ void Worker::execute(State& state, const Queued& q) {
                 s = make_error(std::string("applying the settings failed: ") + e.what());
               }
             }
-            if (s.ok()) state.settings = c.settings;
+            if (s.ok()) {
+              state.settings = c.settings;
+              state.new_cache(c.settings);
+            }
             notice("settings", s,
                    state.engine ? "engine rebuilt with the new settings" : "settings kept for the next load");
           },
           [&](const UnloadModelCommand&) {
+            state.drop_cache();
             state.engine.reset();
             state.remote.reset();
             notice("unload", Status(), "model unloaded");

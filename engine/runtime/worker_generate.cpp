@@ -5,6 +5,7 @@
 
 #include "generate/generator.h"
 #include "runtime/model_facts.h"
+#include "runtime/prefix_cache.h"
 #include "tokenizer/chat_format.h"
 
 namespace qc {
@@ -75,7 +76,24 @@ Result<FittedPrompt> fit_prompt(const Tokenizer& tokenizer, std::vector<ChatMess
   while (true) {
     QC_ASSIGN(out.tokens, encode_chat(tokenizer, history, render));
     const int64_t need = static_cast<int64_t>(out.tokens.size()) + reserve;
-    if (need <= n_ctx) return out;
+    if (need <= n_ctx) {
+      // The same conversation as the next turn will render it: this reply as an (empty) assistant turn.
+      std::vector<ChatMessage> next = history;
+      next.push_back({"assistant", "", ""});
+      ChatRenderOptions as_history = render;
+      as_history.add_generation_prompt = false;
+      if (auto t = encode_chat(tokenizer, next, as_history); t.ok()) {
+        const size_t m = std::min(t->size(), out.tokens.size());
+        size_t i = 0;
+        while (i < m && (*t)[i] == out.tokens[i]) ++i;
+        // Text right after a special token is tokenized together with what follows it ("assistant\n"
+        // then the reply may merge differently): end the boundary at the last special token.
+        const int32_t im_start = tokenizer.special().im_start;
+        while (i > 0 && !tokenizer.is_control(out.tokens[i - 1]) && out.tokens[i - 1] != im_start) --i;
+        out.turn_boundary = static_cast<int>(i);
+      }
+      return out;
+    }
     if (history.size() <= first + 1 || !drop_oldest) {
       return make_error("the prompt has " + std::to_string(out.tokens.size()) +
                             " tokens and the reply needs " + std::to_string(reserve) + " more" +
@@ -92,6 +110,7 @@ Result<FittedPrompt> fit_raw_prompt(const Tokenizer& tokenizer, const std::strin
   FittedPrompt out;
   QC_ASSIGN(out.tokens, tokenizer.encode(prompt, /*parse_special=*/true));
   if (out.tokens.empty()) return make_error("the prompt encodes to no tokens: nothing to continue");
+  out.turn_boundary = static_cast<int>(out.tokens.size()) - 1;
   if (static_cast<int64_t>(out.tokens.size()) + reserve > n_ctx) {
     return make_error("the prompt has " + std::to_string(out.tokens.size()) + " tokens and the reply needs " +
                           std::to_string(reserve) + " more" + kContextHolds + std::to_string(n_ctx),
@@ -139,17 +158,37 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
   if (!cmd.ignore_stop_tokens) req.stop_tokens = tok.special().stop;
   req.mtp = cmd.mtp;
 
+  // The kept state this prompt starts from (0 = a reset backend); the rest is prefilled, with a
+  // checkpoint before the last token for the next reply to start from.
+  const std::vector<int32_t> full_prompt = req.prompt;
+  Generator gen(backend, tok);
+  int reused = 0;
+  if (ctx.cache) {
+    const bool use_mtp = req.mtp.enabled && backend.has_mtp();
+    auto prepared = ctx.cache->prepare(backend, gen, full_prompt, use_mtp);
+    if (!prepared.ok()) {
+      ctx.emit(failed(cmd.id, prepared.error().describe()));
+      return;
+    }
+    reused = *prepared;
+    req.prompt.erase(req.prompt.begin(), req.prompt.begin() + reused);
+    // The state at the turn boundary is kept (when the prefill passes it): at least one token follows.
+    const int boundary = std::min(fitted->turn_boundary, static_cast<int>(full_prompt.size()) - 1);
+    if (boundary > reused) req.checkpoint = boundary - reused;
+  } else {
+    backend.reset();
+  }
+
   GenerationStarted started;
   started.id = cmd.id;
-  started.prompt_tokens = static_cast<int>(req.prompt.size());
+  started.prompt_tokens = static_cast<int>(full_prompt.size());
+  started.prompt_reused = reused;
   started.n_ctx = backend.n_ctx();
   started.dropped_messages = fitted->dropped_messages;
   started.backend = facts.backend.name;
   started.kernel = facts.kernel_variant();
   ctx.emit(started);
 
-  backend.reset();
-  Generator gen(backend, tok);
   ReplyStream stream(cmd.id, thinking_prompted);
   const Clock::time_point t0 = Clock::now();
   Clock::time_point t_first{};
@@ -159,10 +198,11 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
     StatsSnapshot s;
     s.id = cmd.id;
     s.prompt_tokens = started.prompt_tokens;
+    s.prompt_reused = reused;
     s.generated_tokens = generated;
     s.elapsed_s = seconds_since(t0);
     s.ttft_s = std::chrono::duration<double>(t_first - t0).count();
-    if (s.ttft_s > 0) s.prefill_tok_per_s = s.prompt_tokens / s.ttft_s;
+    if (s.ttft_s > 0) s.prefill_tok_per_s = (s.prompt_tokens - reused) / s.ttft_s;
     const double decode_s = seconds_since(t_first);
     if (generated > 1 && decode_s > 0) s.decode_tok_per_s = (generated - 1) / decode_s;
     const auto norms = backend.layer_norms();
@@ -195,8 +235,18 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
     if (ctx.at_token) ctx.at_token(e.index);
   };
   obs.on_text_tail = [&](std::string_view tail) { ctx.emit(stream.push(last_index, tail)); };
+  if (ctx.cache && req.checkpoint > 0) {
+    obs.on_checkpoint = [&](std::span<const float> hidden) {
+      const size_t held = static_cast<size_t>(reused + req.checkpoint);
+      ctx.cache->checkpoint(backend, std::span<const int32_t>(full_prompt).first(held), hidden);
+    };
+  }
 
   auto result = gen.generate(req, obs);
+  if (ctx.cache) {
+    const bool ok = result.ok() && result->stop_reason != StopReason::error;
+    ctx.cache->finish(backend, gen, full_prompt, ok ? std::span<const int32_t>(result->tokens) : std::span<const int32_t>(), ok);
+  }
   if (!result.ok()) {
     ctx.emit(failed(cmd.id, result.error().describe()));
     return;
@@ -210,6 +260,8 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
   f.parts.in_thinking = false;  // the reply ended; an unclosed think block stays thinking
   f.text = std::move(result->text);
   f.stats = result->stats;
+  f.stats.prompt_tokens = started.prompt_tokens;  // the generator counted the prefilled part only
+  f.stats.prompt_reused = reused;
   f.mtp_used = result->mtp_used;
   f.backend = facts.backend.name;
   f.kernel = describe_model(engine, kernels).kernel_variant();  // a kernel switch mid-reply shows here

@@ -9,6 +9,10 @@
 #include "qwenchat/session.h"
 
 namespace qc {
+class PrefixCache;
+}
+
+namespace qc {
 
 struct GenerationContext {
   Engine* engine = nullptr;               // null: no model loaded (the generation finishes with an error)
@@ -16,6 +20,9 @@ struct GenerationContext {
   std::function<bool()> cancelled;
   std::function<void(WorkerEvent)> emit;
   std::function<void(int index)> at_token;  // after each token's events (kernel switches); may be empty
+  // Kept states of this engine's backend (runtime/prefix_cache.h); null = every reply prefills its whole
+  // prompt from a reset backend.
+  PrefixCache* cache = nullptr;
 };
 
 // Emits GenerationStarted / TokenDelta / StatsSnapshot / GenerationFinished as events.h describes;
@@ -28,6 +35,11 @@ void run_generation(const GenerateCommand& command, const GenerationContext& con
 struct FittedPrompt {
   std::vector<int32_t> tokens;
   int dropped_messages = 0;
+  // Tokens this prompt shares with the next one: the conversation up to the reply's "<|im_start|>"
+  // (not further: the next turn renders the reply after "assistant\n" instead of the think markup, and
+  // that text may tokenize differently next to it). A regenerated reply and the next message both start
+  // from a state kept here (runtime/prefix_cache.h). A raw prompt: all but its last token.
+  int turn_boundary = 0;
 };
 Result<FittedPrompt> fit_prompt(const Tokenizer& tokenizer, std::vector<ChatMessage> history,
                                 const ChatRenderOptions& render, int n_ctx, int reserve, bool drop_oldest = true);

@@ -48,14 +48,22 @@ AttnInputs make_inputs(std::mt19937& rng, const AttnCase& c) {
   return in;
 }
 
+int sm_count() {
+  int dev = 0, n = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+    return 0;
+  return n;
+}
+
 AttnRun run_attention(const AttnCase& c, const AttnInputs& in, bool pdl = false) {
   DevBuf<float> q(in.q_gate), k(in.k), v(in.v), qn(in.q_norm), kn(in.k_norm);
   DevBuf<uint16_t> kc(in.k_cache), vc(in.v_cache);
   DevBuf<int> pos(std::vector<int>{c.pos});
   const int ctx_hint = std::min(kMaxCtx, c.pos + c.m + 100);
-  const int split = c.split_len > 0 ? c.split_len : attention_split_len(ctx_hint, c.n_kv, c.m, 132);
+  const int split = c.split_len;  // 0 = per-row lengths
   DevBuf<float> qs(attention_q_scratch_floats(c.n_head, c.dim, c.m));
-  DevBuf<float> parts(attention_partial_floats(c.n_head, c.dim, c.m, ctx_hint, split));
+  DevBuf<float> parts(attention_partial_floats(
+      c.n_head, c.dim, c.m, attention_grid_splits(ctx_hint, split, c.n_kv, sm_count())));
   const int width = c.n_head * c.dim;
   DevBuf<float> out(static_cast<size_t>(c.m) * width);
   DevBuf<int8_t> qh(static_cast<size_t>(c.m) * width);

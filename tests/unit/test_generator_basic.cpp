@@ -338,3 +338,54 @@ TEST(GeneratorBasic, PromptIsChunkedToTheBackendsMaxBatch) {
 
 }  // namespace
 }  // namespace qc
+
+namespace qc::testing {
+namespace {
+
+// GenerateRequest::checkpoint: a chunk ends there, the callback sees the backend holding exactly the
+// tokens before it and the hidden row of its last position; the reply is the one without a checkpoint.
+TEST(GeneratorBasic, CheckpointSplitsTheChunkAndReportsTheState) {
+  const std::vector<int32_t> prompt = make_prompt(9, 48);
+  FakeBackend plain({});
+  Generator g0(plain, fake_text(), GeneratorOptions{4});
+  auto want = g0.generate(greedy_request(prompt, 6));
+  ASSERT_TRUE(want.ok());
+
+  FakeBackend b({});
+  Generator g(b, fake_text(), GeneratorOptions{4});
+  GenerateRequest rq = greedy_request(prompt, 6);
+  rq.checkpoint = 6;  // chunks [0,4) [4,6) [6,9)
+  int calls = 0, held = -1;
+  size_t hidden = 0;
+  GenerateObserver obs;
+  obs.on_checkpoint = [&](std::span<const float> h) {
+    ++calls;
+    held = b.position();
+    hidden = h.size();
+  };
+  auto got = g.generate(rq, obs);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(held, 6);
+  EXPECT_EQ(hidden, static_cast<size_t>(FakeBackend::kEmbd));
+  EXPECT_EQ(got->tokens, want->tokens);
+  EXPECT_EQ(got->stats.final_logits_hash, want->stats.final_logits_hash);
+  // [0,4) [4,6) [6,9) instead of [0,4) [4,8) [8,9): as many passes here.
+  EXPECT_EQ(got->stats.forward_passes, want->stats.forward_passes);
+  EXPECT_EQ(g.context_hidden_pos(), b.position() - 1);
+
+  // Out of range: refused before any backend call.
+  for (int bad : {-1, 9, 10}) {
+    FakeBackend c({});
+    Generator gc(c, fake_text());
+    GenerateRequest r = greedy_request(prompt, 2);
+    r.checkpoint = bad;
+    auto res = gc.generate(r);
+    ASSERT_FALSE(res.ok()) << bad;
+    EXPECT_NE(res.error().message.find("checkpoint must be 0 or in [1, 9)"), std::string::npos) << res.error().message;
+    EXPECT_EQ(c.forward_calls, 0);
+  }
+}
+
+}  // namespace
+}  // namespace qc::testing

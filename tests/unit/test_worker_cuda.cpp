@@ -11,32 +11,10 @@
 namespace qc::test {
 namespace {
 
-// Shapes the CUDA kernels take (head_dim 128, GDN heads of 64; the GPU tests' backend shape), K dims
-// that are not multiples of 512.
-ModelShape cuda_shape() {
-  ModelShape s;
-  s.name = "worker-cuda-test";
-  s.n_embd = 256;
-  s.n_layer = 8;
-  s.n_ff = 704;
-  s.n_head = 4;
-  s.n_head_kv = 2;
-  s.head_dim = 128;
-  s.rope_dims = 32;
-  s.ssm_n_k_heads = 2;
-  s.ssm_n_v_heads = 4;
-  s.ssm_head_k_dim = 64;
-  s.ssm_head_v_dim = 64;
-  s.n_vocab = 2000;
-  s.n_mtp = 1;
-  s.n_ctx_train = 4096;
-  return s;
-}
-
 TEST(WorkerCuda, UploadProgressGenerationAndAKernelSwitchMidReply) {
   if (!cuda_backend_compiled()) GTEST_SKIP() << "this build has no CUDA backend";
   TempDir dir;
-  ASSERT_TRUE(write_chat_model(dir.file("m.gguf"), cuda_shape(), 3).ok());
+  ASSERT_TRUE(write_chat_model(dir.file("m.gguf"), cuda_test_shape(), 3).ok());
   constexpr int kSwitchAt = 3;
   bool switch_armed = false;
   Worker* self = nullptr;

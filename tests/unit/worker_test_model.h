@@ -35,6 +35,28 @@ inline Status write_chat_model(const std::string& path, ModelShape shape, uint64
   return write_synthetic_model(o);
 }
 
+// Shapes the CUDA kernels take (head_dim 128, GDN heads of 64; the GPU tests' backend shape), K dims
+// that are not multiples of 512.
+inline ModelShape cuda_test_shape() {
+  ModelShape s;
+  s.name = "worker-cuda-test";
+  s.n_embd = 256;
+  s.n_layer = 8;
+  s.n_ff = 704;
+  s.n_head = 4;
+  s.n_head_kv = 2;
+  s.head_dim = 128;
+  s.rope_dims = 32;
+  s.ssm_n_k_heads = 2;
+  s.ssm_n_v_heads = 4;
+  s.ssm_head_k_dim = 64;
+  s.ssm_head_v_dim = 64;
+  s.n_vocab = 2000;
+  s.n_mtp = 1;
+  s.n_ctx_train = 4096;
+  return s;
+}
+
 inline Status write_tiny_chat_model(const std::string& path, uint64_t seed = 7) {
   QC_ASSIGN(ModelShape shape, preset_shape("tiny"));
   return write_chat_model(path, shape, seed);

@@ -17,7 +17,8 @@
 #   QWENCHAT_DECODE_BUDGET   seconds qwenchat-bench may measure before skipping the rest (default 170)
 # Steps: info, build, tests (kernel GPU tests), bench (GEMV bench), backend (the CUDA backend's tests and
 # `qwenchat-cli generate --backend cuda` end to end), worker (the app's worker thread on the CUDA backend),
-# decode (qwenchat-bench: whole-token decode).
+# decode (qwenchat-bench: whole-token decode), reuse (state reuse tests, prefill and time-to-first-token
+# bench).
 # If the full project does not configure (missing libraries), the kernels directory is configured on its
 # own (kernels/CMakeLists.txt supports that): the bench always builds, the tests when GoogleTest is found.
 #
@@ -160,6 +161,23 @@ step_worker() {
   grep -E "^\[ (worker|switch) +\]|^\[==========\] .* ran|^\[  PASSED  \]|^\[  SKIPPED \]|^\[  FAILED  \] [A-Za-z]" \
     "$OUT/worker_tests.log"
   grep -A6 -m4 "Failure$" "$OUT/worker_tests.log" | cut -c1-300 | head -30
+  return $rc
+}
+
+# Conversation state reuse on the CUDA backend (tests/unit/test_prefix_reuse_cuda.cpp: every reply after
+# reuse bit-identical to a fresh prefill), then qwenchat-bench's prefill rates and the time to first token
+# of a message after a long conversation with and without the kept state (QWENCHAT_REUSE_ARGS).
+step_reuse() {
+  [[ -n "$UNIT_BIN" ]] || { log "qwenchat_unit_tests not built"; return 1; }
+  local rc=0
+  timeout 200 "$UNIT_BIN" --gtest_color=no --gtest_filter='PrefixReuse*' > "$OUT/reuse_tests.log" 2>&1 || rc=$?
+  grep -E "^\[==========\] .* ran|^\[  PASSED  \]|^\[  SKIPPED \]|^\[  FAILED  \] [A-Za-z]" "$OUT/reuse_tests.log"
+  grep -A6 -m4 "Failure$" "$OUT/reuse_tests.log" | cut -c1-300 | head -30
+  [[ -n "$DECODE_BIN" ]] || { log "qwenchat-bench not built"; return 1; }
+  # shellcheck disable=SC2086
+  timeout 400 "$DECODE_BIN" --only-prefill --json "$OUT/prefill_bench.json" --budget 380 \
+    ${QWENCHAT_REUSE_ARGS:-} > "$OUT/prefill_bench.log" 2>&1 || rc=$?
+  grep -E "^device:|^model:|prefill +[0-9]+ tokens|time to first token|ERROR|skipped" "$OUT/prefill_bench.log"
   return $rc
 }
 

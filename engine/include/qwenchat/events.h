@@ -72,6 +72,7 @@ struct ModelLoadFailed {
 struct GenerationStarted {
   uint64_t id = 0;
   int prompt_tokens = 0;
+  int prompt_reused = 0;  // of prompt_tokens, held by a kept state (not prefilled again)
   int n_ctx = 0;
   int dropped_messages = 0;  // earliest turns left out to fit the context
   std::string backend;       // BackendInfo::name
@@ -96,10 +97,11 @@ struct TokenDelta {
 struct StatsSnapshot {
   uint64_t id = 0;
   int prompt_tokens = 0;
+  int prompt_reused = 0;  // of prompt_tokens, held by a kept state (runtime/prefix_cache.h)
   int generated_tokens = 0;
   double elapsed_s = 0;            // since the generation started
   double ttft_s = 0;               // time to the first token (prefill + first sample)
-  double prefill_tok_per_s = 0;    // prompt_tokens / ttft
+  double prefill_tok_per_s = 0;    // prefilled tokens (prompt_tokens - prompt_reused) / ttft
   double decode_tok_per_s = 0;     // tokens after the first / time since the first
   std::vector<float> layer_norms;  // per main layer, empty when probes are off
   int context_used = 0;            // backend position

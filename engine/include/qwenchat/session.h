@@ -24,6 +24,10 @@ struct EngineSettings {
   int n_threads = 0;     // CPU backend threads; 0 = all cores
   bool probes = false;   // per-layer hidden-state L2 norms in the stats snapshots
   KernelConfig kernels;  // CUDA backend kernels at load time (later changes: SetKernelConfigCommand)
+  // Memory for kept conversation states (runtime/prefix_cache.h: recurrent-state snapshots at turn
+  // boundaries, in device memory on the CUDA backend), in MiB; 0 = keep only the live state. 1024 holds
+  // six 27B-shape snapshots (151 MB each) or thousands of small-model ones.
+  int state_cache_mb = 1024;
 
   // Range checks: "n_ctx must be in [16, 1048576], got 3".
   Status validate() const;
@@ -47,8 +51,9 @@ struct LoadModelCommand {
 };
 
 // Generates the assistant's reply to `history` (the whole conversation, oldest first, ending with the
-// user turn to answer). The worker re-encodes the conversation from scratch each time (the template
-// drops earlier thinking, so a new prompt is not an extension of the previous context).
+// user turn to answer). The worker re-encodes the conversation each time and prefills only what no kept
+// state holds (runtime/prefix_cache.h: the template drops earlier thinking, so a new prompt is not
+// always an extension of the previous context).
 struct GenerateCommand {
   uint64_t id = 0;  // chosen by the caller; every event of this generation carries it
   std::vector<ChatMessage> history;
