@@ -31,7 +31,8 @@ struct Timed {
 
 // One reply of a single token to `prompt`: through `cache` when given (prepare, checkpoint at
 // `checkpoint` tokens of the whole prompt when > 0, finish), else from a reset backend.
-Timed reply(Backend& be, PrefixCache* cache, const std::vector<int32_t>& prompt, int checkpoint) {
+Timed reply(Backend& be, PrefixCache* cache, const std::vector<int32_t>& prompt, int checkpoint,
+            uint64_t conversation = 1) {
   Timed t;
   const auto t0 = Clock::now();
   Generator gen(be, TokenText{});
@@ -40,7 +41,7 @@ Timed reply(Backend& be, PrefixCache* cache, const std::vector<int32_t>& prompt,
   req.max_new_tokens = 1;
   req.sampler = SamplerParams::greedy();
   if (cache) {
-    auto r = cache->prepare(be, gen, prompt, false);
+    auto r = cache->prepare(be, gen, prompt, false, conversation);
     if (!r.ok()) {
       t.error = r.error().describe();
       return t;
@@ -117,14 +118,24 @@ json measure_prefill_and_reuse(Backend& be, const PrefillReuseOptions& o,
   std::vector<int32_t> longer = prompt;
   longer.insert(longer.end(), message2.begin(), message2.end());
   const Timed live = reply(be, &cache, longer, 0);  // extends the live state
+  // Another conversation (its first reply parks this one: the state at H with its KV entries, to host
+  // memory), then back: the parked state comes back instead of H tokens of prefill.
+  std::vector<int32_t> other = random_tokens(M, V, 6);
+  const Timed away = reply(be, &cache, other, M - 1, 2);
+  std::vector<int32_t> back = history;
+  back.insert(back.end(), message2.begin(), message2.end());
+  const Timed returned = reply(be, &cache, back, H, 1);
   Timed fresh;
   if (!out_of_time("reuse: the fresh prefill")) fresh = reply(be, nullptr, prompt, 0);
-  for (const Timed* t : std::initializer_list<const Timed*>{&prev, &kept, &live, &fresh})
+  for (const Timed* t : std::initializer_list<const Timed*>{&prev, &kept, &live, &away, &returned, &fresh})
     if (!t->error.empty()) std::printf("  reuse: ERROR %s\n", t->error.c_str());
   std::printf("  time to first token of a %d-token message after %d tokens: %.1f ms from scratch, %.1f ms "
               "from the kept state (%d reused, %.0fx), %.1f ms continuing the live state (%d reused)\n",
               M, H, fresh.ttft_s * 1e3, kept.ttft_s * 1e3, kept.reused,
               kept.ttft_s > 0 ? fresh.ttft_s / kept.ttft_s : 0.0, live.ttft_s * 1e3, live.reused);
+  std::printf("  another conversation's first reply (%d tokens, parking this one's %d-token state with its KV "
+              "entries): %.1f ms; back to this one: %.1f ms (%d reused)\n",
+              M, H, away.ttft_s * 1e3, returned.ttft_s * 1e3, returned.reused);
   const PrefixCacheStats cs = cache.stats();
   out["reuse"] = {{"history", H},
                   {"message", M},
@@ -134,7 +145,11 @@ json measure_prefill_and_reuse(Backend& be, const PrefillReuseOptions& o,
                   {"live_ttft_s", live.ttft_s},
                   {"live_reused", live.reused},
                   {"previous_turn_ttft_s", prev.ttft_s},
+                  {"other_conversation_ttft_s", away.ttft_s},
+                  {"switch_back_ttft_s", returned.ttft_s},
+                  {"switch_back_reused", returned.reused},
                   {"snapshots", cs.snapshots},
+                  {"parked", cs.parked},
                   {"snapshot_bytes", cs.snapshot_bytes}};
   return out;
 }

@@ -222,6 +222,7 @@ Status ChatController::start_reply_generation(chat::MessageId reply, const Reply
   if (m == nullptr) return make_error("internal: reply " + std::to_string(reply) + " is not in the tree");
   GenerateCommand g;
   g.id = next_generation_++;
+  g.conversation = static_cast<uint64_t>(tree_->conversation.id);
   g.history = chat::prompt_history(*tree_, m->parent_id);  // system prompt included as a system turn
   g.render.thinking = setup.settings.thinking;
   g.sampler = setup.settings.sampler(seed);

@@ -71,6 +71,7 @@ Status layout_state(const ModelConfig& c, const DeviceModel& m, int n_ctx, Carve
     s.k_cache.push_back(kv.take<uint16_t>(elems));
     s.v_cache.push_back(kv.take<uint16_t>(elems));
     s.kv_elems.push_back(elems);
+    s.kv_heads.push_back(nk);
   }
   *out = std::move(s);
   return Status::success();

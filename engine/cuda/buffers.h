@@ -46,6 +46,7 @@ struct StateBuffers {
   // KV caches: per attention layer (main layers in order, then the MTP block) [n_kv][n_ctx][head_dim] f16.
   std::vector<uint16_t*> k_cache, v_cache;
   std::vector<size_t> kv_elems;  // elements of one of k/v per layer
+  std::vector<int> kv_heads;     // KV heads per layer
   float* state(int gdn_index) const { return gdn_state + static_cast<size_t>(gdn_index) * state_floats; }
   float* ring(int gdn_index) const { return conv_ring + static_cast<size_t>(gdn_index) * ring_floats; }
   // Layer gdn_index's state in history slot 0 (slot s is history_slot_floats * s further on).

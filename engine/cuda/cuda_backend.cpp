@@ -55,6 +55,21 @@ class CudaBackend::Snapshot final : public StateSnapshot {
   int pos_;
 };
 
+// snapshot_context(): everything in host memory, owned by the snapshot.
+class CudaBackend::ContextSnapshot final : public StateSnapshot {
+ public:
+  int position() const override { return pos; }
+  uint64_t bytes() const override {
+    uint64_t b = recurrent.size();
+    for (size_t i = 0; i < k.size(); ++i) b += (k[i].size() + v[i].size()) * sizeof(uint16_t);
+    return b;
+  }
+  const CudaBackend* owner = nullptr;
+  int pos = 0;
+  std::vector<uint8_t> recurrent;
+  std::vector<std::vector<uint16_t>> k, v;  // per cache: [n_kv][pos][head_dim]
+};
+
 // ---- construction ----
 
 Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& config,
@@ -451,7 +466,82 @@ std::unique_ptr<StateSnapshot> CudaBackend::snapshot() const {
   return std::make_unique<Snapshot>(snaps_, slot, this, epoch_, pos_);
 }
 
+Status CudaBackend::copy_kv(const HostKv* k_in, const HostKv* v_in, HostKv* k_out, HostKv* v_out, int pos) const {
+  const size_t n = st_.k_cache.size();
+  const bool to_host = k_in == nullptr;
+  if (to_host) {
+    k_out->assign(n, {});
+    v_out->assign(n, {});
+  } else if (k_in->size() != n || v_in->size() != n) {
+    return make_error("cuda restore: the context snapshot has " + num(static_cast<long long>(k_in->size())) +
+                      " KV caches, this backend " + num(static_cast<long long>(n)));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    // Layout [n_kv][n_ctx][head_dim]: positions [0, pos) of each head are one contiguous run.
+    const size_t heads = static_cast<size_t>(std::max(st_.kv_heads[i], 1));
+    const size_t per_head = st_.kv_elems[i] / heads;  // n_ctx * head_dim
+    const size_t hd = per_head / static_cast<size_t>(std::max(n_ctx_, 1));
+    const size_t elems = heads * static_cast<size_t>(pos) * hd;
+    const size_t run = static_cast<size_t>(pos) * hd * sizeof(uint16_t), pitch = per_head * sizeof(uint16_t);
+    if (to_host) {
+      (*k_out)[i].resize(elems);
+      (*v_out)[i].resize(elems);
+    } else if ((*k_in)[i].size() != elems || (*v_in)[i].size() != elems) {
+      return make_error("cuda restore: the context snapshot's KV cache " + num(static_cast<long long>(i)) +
+                        " does not match this backend's shape");
+    }
+    if (run == 0) continue;
+    if (to_host) {
+      QC_CU(cudaMemcpy2DAsync((*k_out)[i].data(), run, st_.k_cache[i], pitch, run, heads, cudaMemcpyDeviceToHost,
+                              stream_));
+      QC_CU(cudaMemcpy2DAsync((*v_out)[i].data(), run, st_.v_cache[i], pitch, run, heads, cudaMemcpyDeviceToHost,
+                              stream_));
+    } else {
+      QC_CU(cudaMemcpy2DAsync(st_.k_cache[i], pitch, (*k_in)[i].data(), run, run, heads, cudaMemcpyHostToDevice,
+                              stream_));
+      QC_CU(cudaMemcpy2DAsync(st_.v_cache[i], pitch, (*v_in)[i].data(), run, run, heads, cudaMemcpyHostToDevice,
+                              stream_));
+    }
+  }
+  QC_CU(cudaStreamSynchronize(stream_));  // pageable host memory: the copies end before it can change
+  return Status::success();
+}
+
+std::unique_ptr<StateSnapshot> CudaBackend::snapshot_context() const {
+  if (spec_n_ > 0) return nullptr;
+  auto s = std::make_unique<ContextSnapshot>();
+  s->owner = this;
+  s->pos = pos_;
+  try {
+    s->recurrent.resize(st_.recurrent_bytes);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+  if (st_.recurrent_bytes && cudaMemcpyAsync(s->recurrent.data(), st_.recurrent_base, st_.recurrent_bytes,
+                                             cudaMemcpyDeviceToHost, stream_) != cudaSuccess)
+    return nullptr;
+  try {
+    if (!copy_kv(nullptr, nullptr, &s->k, &s->v, pos_).ok()) return nullptr;
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+  return s;
+}
+
 Status CudaBackend::restore(const StateSnapshot& snap) {
+  if (const auto* c = dynamic_cast<const ContextSnapshot*>(&snap)) {
+    if (c->owner != this) return make_error("cuda restore: the snapshot was taken from another backend");
+    if (spec_n_ > 0)
+      return make_error("cuda restore: a speculative forward is pending", "commit(m) it (or reset) first");
+    if (c->pos > n_ctx_ || c->recurrent.size() != st_.recurrent_bytes)
+      return make_error("cuda restore: the context snapshot does not fit this backend's state");
+    if (st_.recurrent_bytes)
+      QC_CU(cudaMemcpyAsync(st_.recurrent_base, c->recurrent.data(), st_.recurrent_bytes, cudaMemcpyHostToDevice,
+                            stream_));
+    QC_TRY(copy_kv(&c->k, &c->v, nullptr, nullptr, c->pos));
+    pos_ = c->pos;
+    return Status::success();
+  }
   const auto* s = dynamic_cast<const Snapshot*>(&snap);
   if (!s || s->owner() != this)
     return make_error("cuda restore: the snapshot was taken from another backend");

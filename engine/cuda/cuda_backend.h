@@ -98,6 +98,7 @@ class CudaBackend final : public Backend {
   bool has_mtp() const override { return model_.has_mtp; }
   Result<StepOutput> mtp_forward(int32_t token, std::span<const float> hidden, int pos) override;
   std::unique_ptr<StateSnapshot> snapshot() const override;
+  std::unique_ptr<StateSnapshot> snapshot_context() const override;  // host memory
   Status restore(const StateSnapshot& snap) override;
   // 0 without an MTP block, or when the state history was left out because it did not fit (load_note()).
   int max_speculative_tokens() const override {
@@ -159,7 +160,12 @@ class CudaBackend final : public Backend {
   // Median seconds per step of `reps` back-to-back steps (after a warm-up), the step inputs already uploaded.
   Result<double> time_replays(Kind kind, int m, int ctx_hint, int reps, int trials);
   class Snapshot;
+  class ContextSnapshot;
   struct SnapshotPool;
+  // Positions [0, pos) of every KV cache in host memory: one vector per cache, [n_kv][pos][head_dim].
+  using HostKv = std::vector<std::vector<uint16_t>>;
+  // Copies them on stream_, synchronised: k_in/v_in to the device, or (k_in null) the device into k_out/v_out.
+  Status copy_kv(const HostKv* k_in, const HostKv* v_in, HostKv* k_out, HostKv* v_out, int pos) const;
 
   ModelConfig c_;
   CudaBackendOptions opt_;

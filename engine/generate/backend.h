@@ -70,6 +70,13 @@ class Backend {
   virtual Result<StepOutput> mtp_forward(int32_t token, std::span<const float> hidden, int pos) = 0;
 
   virtual std::unique_ptr<StateSnapshot> snapshot() const = 0;
+  // restore(snapshot()) needs the KV entries of the positions before it still in the caches (same epoch,
+  // no other tokens written there since). restore(snapshot_context()) does not: that copy also holds the
+  // KV entries of positions [0, position()) (MTP block included), in host memory, and brings the whole
+  // context back after reset() or another conversation's tokens. Costs position() x the KV bytes of a
+  // position (27B: 64 KB) plus the recurrent state. nullptr: not supported, a pending speculation, or no
+  // memory.
+  virtual std::unique_ptr<StateSnapshot> snapshot_context() const { return nullptr; }
   virtual Status restore(const StateSnapshot& snap) = 0;
 
   // ---- Speculative verification (MTP): one weight pass over [t, d1..dk], then keep a prefix ----

@@ -36,12 +36,16 @@ class ReferenceModel<T>::Snapshot final : public StateSnapshot {
   uint64_t bytes() const override {
     uint64_t b = 0;
     for (const GdnState& g : gdn) b += (g.S.size() + g.window.size()) * sizeof(g.S[0]);
+    for (size_t i = 0; i < k.size(); ++i) b += (k[i].size() + v[i].size()) * sizeof(T);
     return b;
   }
   const ReferenceModel* owner = nullptr;
   uint64_t epoch = 0;
   int pos = 0;
   std::vector<GdnState> gdn;
+  // snapshot_context(): the KV entries of positions [0, pos) of every cache (main layers, then MTP).
+  bool with_kv = false;
+  std::vector<std::vector<T>> k, v;
 };
 
 template <class T>
@@ -367,6 +371,23 @@ std::unique_ptr<StateSnapshot> ReferenceModel<T>::snapshot() const {
 }
 
 template <class T>
+std::unique_ptr<StateSnapshot> ReferenceModel<T>::snapshot_context() const {
+  auto base = snapshot();
+  if (!base) return nullptr;
+  auto* s = static_cast<Snapshot*>(base.get());
+  s->with_kv = true;
+  auto keep = [&](const KvCache& c) {
+    const size_t per_pos = c.k.size() / static_cast<size_t>(std::max(n_ctx_, 1));
+    const auto n = static_cast<std::ptrdiff_t>(per_pos * static_cast<size_t>(pos_));
+    s->k.emplace_back(c.k.begin(), c.k.begin() + n);
+    s->v.emplace_back(c.v.begin(), c.v.begin() + n);
+  };
+  for (const KvCache& c : kv_) keep(c);
+  if (mtp_) keep(mtp_->kv);
+  return base;
+}
+
+template <class T>
 Status ReferenceModel<T>::restore(const StateSnapshot& snap) {
   const auto* s = dynamic_cast<const Snapshot*>(&snap);
   if (s == nullptr || s->owner != this) {
@@ -375,9 +396,19 @@ Status ReferenceModel<T>::restore(const StateSnapshot& snap) {
   if (spec_n_ > 0) {
     return make_error("reference restore: a speculative forward is pending", "commit(m) it (or reset) first");
   }
-  if (s->epoch != epoch_) {
+  if (!s->with_kv && s->epoch != epoch_) {
     return make_error("reference restore: the snapshot (position " + std::to_string(s->pos) +
                       ") predates the last reset(); its KV cache entries are gone");
+  }
+  if (s->with_kv) {
+    const size_t n_caches = kv_.size() + (mtp_ ? 1 : 0);
+    if (s->k.size() != n_caches || s->pos > n_ctx_)
+      return make_error("reference restore: the context snapshot does not fit this backend's caches");
+    for (size_t i = 0; i < n_caches; ++i) {
+      KvCache& c = i < kv_.size() ? kv_[i] : mtp_->kv;
+      std::copy(s->k[i].begin(), s->k[i].end(), c.k.begin());
+      std::copy(s->v[i].begin(), s->v[i].end(), c.v.begin());
+    }
   }
   for (size_t i = 0; i < gdn_.size(); ++i) {
     std::copy(s->gdn[i].S.begin(), s->gdn[i].S.end(), gdn_[i].S.begin());

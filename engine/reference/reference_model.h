@@ -38,6 +38,7 @@ class ReferenceModel final : public Backend {
   bool has_mtp() const override { return mtp_ != nullptr; }
   Result<StepOutput> mtp_forward(int32_t token, std::span<const float> hidden, int pos) override;
   std::unique_ptr<StateSnapshot> snapshot() const override;
+  std::unique_ptr<StateSnapshot> snapshot_context() const override;
   Status restore(const StateSnapshot& snap) override;
   int max_speculative_tokens() const override { return speculative_limit_; }
   Result<StepOutput> forward_speculative(std::span<const int32_t> tokens, int pos) override;

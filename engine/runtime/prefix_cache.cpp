@@ -15,13 +15,16 @@ size_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
 }  // namespace
 
 Result<int> PrefixCache::prepare(Backend& backend, Generator& generator, std::span<const int32_t> prompt,
-                                 bool mtp) {
+                                 bool mtp, uint64_t conversation) {
   if (prompt.empty()) return make_error("prefix cache: the prompt is empty");
   run_mtp_ = mtp;
   cleared_in_run_ = false;
   const size_t n = prompt.size();
   // Someone else moved the backend (a test, an error path): the live record no longer describes it.
   if (live_valid_ && static_cast<size_t>(backend.position()) != live_.size()) live_valid_ = false;
+  // Another conversation (0, unknown, counts as one: an API request between two of the window's replies).
+  if (conversation_ != 0 && conversation != conversation_ && live_valid_ && budget_ > 0) park(backend);
+  conversation_ = conversation;
   const size_t shared = live_valid_ ? common_prefix(live_, prompt) : 0;
 
   // 1. The prompt extends the live state (the next message; the live hidden feeds MTP's entry there).
@@ -40,6 +43,26 @@ Result<int> PrefixCache::prepare(Backend& backend, Generator& generator, std::sp
     if (mtp && (!e.mtp || e.hidden.empty())) continue;
     if (common_prefix(e.tokens, prompt) != e.tokens.size()) continue;
     if (!best || e.tokens.size() > best->tokens.size()) best = &e;
+  }
+  // A parked conversation's state, KV entries included: usable whatever the caches hold now.
+  Entry* parked = nullptr;
+  for (Entry& e : parked_) {
+    if (e.tokens.size() >= n || (best && e.tokens.size() <= best->tokens.size())) continue;
+    if (mtp && (!e.mtp || e.hidden.empty())) continue;
+    if (common_prefix(e.tokens, prompt) != e.tokens.size()) continue;
+    if (!parked || e.tokens.size() > parked->tokens.size()) parked = &e;
+  }
+  if (parked) {
+    if (backend.restore(*parked->snap).ok()) {
+      parked->last_use = ++clock_;
+      live_ = parked->tokens;
+      live_hidden_ = parked->hidden;
+      live_mtp_ = parked->mtp;
+      live_valid_ = true;
+      generator.set_context_hidden(static_cast<int>(live_.size()) - 1, live_hidden_);
+      return static_cast<int>(live_.size());
+    }
+    parked_.clear();
   }
   if (best) {
     if (backend.restore(*best->snap).ok()) {
@@ -102,9 +125,36 @@ void PrefixCache::finish(Backend& backend, const Generator& generator, std::span
   live_valid_ = true;
 }
 
+void PrefixCache::park(Backend& backend) {
+  // The latest turn boundary of the live conversation: the longest snapshot inside the live tokens.
+  Entry* turn = nullptr;
+  for (Entry& e : entries_) {
+    if (e.tokens.size() > live_.size() || common_prefix(e.tokens, live_) != e.tokens.size()) continue;
+    if (!turn || e.tokens.size() > turn->tokens.size()) turn = &e;
+  }
+  if (!turn || !backend.restore(*turn->snap).ok()) return;
+  live_ = turn->tokens;  // the backend holds exactly these now
+  live_hidden_ = turn->hidden;
+  live_mtp_ = turn->mtp;
+  std::unique_ptr<StateSnapshot> snap = backend.snapshot_context();
+  if (!snap || snap->bytes() > budget_) return;
+  std::erase_if(parked_, [&](const Entry& e) { return e.conversation == conversation_; });
+  evict_to(snap->bytes());  // may drop `turn`: live_ holds its tokens
+  Entry e;
+  e.tokens = live_;
+  e.snap = std::move(snap);
+  e.hidden = live_hidden_;
+  e.mtp = live_mtp_;
+  e.last_use = ++clock_;
+  e.conversation = conversation_;
+  parked_.push_back(std::move(e));
+}
+
 void PrefixCache::clear() {
   cleared_in_run_ = true;
   entries_.clear();
+  parked_.clear();
+  conversation_ = 0;
   live_valid_ = false;
   live_.clear();
   live_hidden_.clear();
@@ -114,7 +164,9 @@ void PrefixCache::clear() {
 PrefixCacheStats PrefixCache::stats() const {
   PrefixCacheStats s;
   s.snapshots = static_cast<int>(entries_.size());
+  s.parked = static_cast<int>(parked_.size());
   for (const Entry& e : entries_) s.snapshot_bytes += e.snap->bytes();
+  for (const Entry& e : parked_) s.snapshot_bytes += e.snap->bytes();
   s.live_tokens = live_valid_ ? static_cast<int>(live_.size()) : 0;
   return s;
 }
@@ -122,11 +174,16 @@ PrefixCacheStats PrefixCache::stats() const {
 void PrefixCache::evict_to(uint64_t bytes_needed) {
   uint64_t used = 0;
   for (const Entry& e : entries_) used += e.snap->bytes();
-  while (!entries_.empty() && used + bytes_needed > budget_) {
-    auto oldest = std::min_element(entries_.begin(), entries_.end(),
-                                   [](const Entry& a, const Entry& b) { return a.last_use < b.last_use; });
-    used -= oldest->snap->bytes();
-    entries_.erase(oldest);
+  for (const Entry& e : parked_) used += e.snap->bytes();
+  auto older = [](const Entry& a, const Entry& b) { return a.last_use < b.last_use; };
+  while ((!entries_.empty() || !parked_.empty()) && used + bytes_needed > budget_) {
+    auto a = std::min_element(entries_.begin(), entries_.end(), older);
+    auto p = std::min_element(parked_.begin(), parked_.end(), older);
+    const bool from_parked = a == entries_.end() || (p != parked_.end() && p->last_use < a->last_use);
+    std::vector<Entry>& list = from_parked ? parked_ : entries_;
+    auto it = from_parked ? p : a;
+    used -= it->snap->bytes();
+    list.erase(it);
   }
 }
 

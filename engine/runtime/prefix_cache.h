@@ -22,8 +22,10 @@
 // within budget_bytes (oldest use evicted first; 0 = live state only). One 27B-shape snapshot is
 // 48 GDN layers x 48 heads x 128 x 128 x 4 bytes + conv windows, about 151 MB.
 //
-// Not kept (yet): the KV entries themselves, so switching to another conversation and back prefills it
-// again (its snapshots stay, but the KV cache then holds the other conversation's positions).
+// Conversations: when a reply belongs to another conversation than the last one (GenerateCommand::
+// conversation, 0 = unknown), the one left is parked: its latest turn-boundary state with its KV entries
+// (Backend::snapshot_context(), host memory), so that switching back restores it instead of prefilling
+// the whole conversation again. Parked states share the budget (oldest use evicted first).
 #pragma once
 
 #include <cstdint>
@@ -38,8 +40,9 @@
 namespace qc {
 
 struct PrefixCacheStats {
-  int snapshots = 0;
-  uint64_t snapshot_bytes = 0;
+  int snapshots = 0;              // turn-boundary snapshots (recurrent state)
+  int parked = 0;                 // parked conversations (with their KV entries)
+  uint64_t snapshot_bytes = 0;    // both
   int live_tokens = 0;
 };
 
@@ -49,8 +52,10 @@ class PrefixCache {
 
   // Brings `backend` to the longest kept prefix of `prompt` (which must not be empty) and hands the
   // generator the hidden state that goes with it. Returns the prompt tokens the backend now holds
-  // (0: it was reset), always < prompt.size(). `mtp`: the reply will use the MTP block.
-  Result<int> prepare(Backend& backend, Generator& generator, std::span<const int32_t> prompt, bool mtp);
+  // (0: it was reset), always < prompt.size(). `mtp`: the reply will use the MTP block. `conversation`:
+  // the reply's conversation (0 = unknown); a change parks the previous one (unless it was 0).
+  Result<int> prepare(Backend& backend, Generator& generator, std::span<const int32_t> prompt, bool mtp,
+                      uint64_t conversation = 0);
 
   // During the prefill (GenerateObserver::on_checkpoint): the backend holds exactly `tokens`.
   void checkpoint(const Backend& backend, std::span<const int32_t> tokens, std::span<const float> hidden);
@@ -74,12 +79,17 @@ class PrefixCache {
     std::vector<float> hidden;  // post-norm hidden at tokens.size() - 1 (empty: none)
     bool mtp = false;           // MTP cache entries written for every position
     uint64_t last_use = 0;
+    uint64_t conversation = 0;  // parked ones
   };
   void evict_to(uint64_t bytes_needed);
+  // Keeps the live conversation's latest turn-boundary state with its KV entries in parked_.
+  void park(Backend& backend);
 
   uint64_t budget_;
   uint64_t clock_ = 0;
   std::vector<Entry> entries_;
+  std::vector<Entry> parked_;  // snapshot_context() copies: restorable whatever the caches hold
+  uint64_t conversation_ = 0;  // of the live state
   // The live state (valid while live_valid_): tokens at positions 0 .. live_.size()-1.
   bool live_valid_ = false;
   std::vector<int32_t> live_;

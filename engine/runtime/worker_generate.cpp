@@ -165,7 +165,7 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
   int reused = 0;
   if (ctx.cache) {
     const bool use_mtp = req.mtp.enabled && backend.has_mtp();
-    auto prepared = ctx.cache->prepare(backend, gen, full_prompt, use_mtp);
+    auto prepared = ctx.cache->prepare(backend, gen, full_prompt, use_mtp, cmd.conversation);
     if (!prepared.ok()) {
       ctx.emit(failed(cmd.id, prepared.error().describe()));
       return;

@@ -268,6 +268,39 @@ inline void budget_respected(EnginePair& p) {
   EXPECT_EQ(e.reused, 0);
 }
 
+inline GenerateCommand in_conversation(GenerateCommand c, uint64_t conversation) {
+  c.conversation = conversation;
+  return c;
+}
+
+// A, then B, then A again, then B again: each return restores the parked turn-boundary state with its KV
+// entries (snapshot_context), so only the new turn is prefilled, with the bits of a fresh prefill.
+inline void switch_conversations(EnginePair& p) {
+  PrefixCache cache(kReuseBudget);
+  std::vector<ChatMessage> a = {{"user", "Tell me about rivers.", ""}};
+  const GenerateCommand a1 = in_conversation(reuse_command(a), 1);
+  const ReuseReply ra1 = expect_same_reply(p, cache, a1, "A turn 1");
+  a.push_back({"assistant", ra1.content, ""});
+  a.push_back({"user", "And lakes?", ""});
+  const GenerateCommand a2 = in_conversation(reuse_command(a), 1);
+  const ReuseReply ra2 = expect_same_reply(p, cache, a2, "A turn 2");
+  std::vector<ChatMessage> b = {{"user", "Something completely different.", ""}};
+  const GenerateCommand b1 = in_conversation(reuse_command(b), 2);
+  const ReuseReply rb1 = expect_same_reply(p, cache, b1, "B turn 1");
+  EXPECT_EQ(rb1.reused, 0);
+  EXPECT_EQ(cache.stats().parked, 1);
+  a.push_back({"assistant", ra2.content, ""});
+  a.push_back({"user", "And seas?", ""});
+  const ReuseReply ra3 = expect_same_reply(p, cache, in_conversation(reuse_command(a), 1), "A turn 3 after B");
+  EXPECT_EQ(ra3.reused, turn_boundary(*p.kept, a2));
+  b.push_back({"assistant", rb1.content, ""});
+  b.push_back({"user", "More, please.", ""});
+  const ReuseReply rb2 = expect_same_reply(p, cache, in_conversation(reuse_command(b), 2), "B turn 2 after A");
+  EXPECT_EQ(rb2.reused, turn_boundary(*p.kept, b1));
+  EXPECT_EQ(cache.stats().parked, 2);
+  EXPECT_LE(cache.stats().snapshot_bytes, cache.budget_bytes());
+}
+
 inline void zero_budget(EnginePair& p) {
   PrefixCache cache(0);
   const GenerateCommand c = reuse_command({{"user", "Hello.", ""}});

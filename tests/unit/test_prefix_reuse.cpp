@@ -41,6 +41,7 @@ TEST_F(PrefixReuse, StateWithoutMtpEntriesIsNotReusedWithMtp) { mtp_after_plain(
 TEST_F(PrefixReuse, SampledRepliesStayBitIdentical) { sampled_reuse(pair_); }
 TEST_F(PrefixReuse, CancelledReplyLeavesAUsableState) { cancelled_then_continue(pair_); }
 TEST_F(PrefixReuse, MemoryBudgetIsRespected) { budget_respected(pair_); }
+TEST_F(PrefixReuse, SwitchingConversationsRestoresTheParkedState) { switch_conversations(pair_); }
 TEST_F(PrefixReuse, ZeroBudgetKeepsTheLiveStateOnly) { zero_budget(pair_); }
 TEST_F(PrefixReuse, ClearForgetsEverything) { clear_forgets(pair_); }
 

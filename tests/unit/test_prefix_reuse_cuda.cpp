@@ -43,6 +43,7 @@ TEST_F(PrefixReuseCuda, StateWithoutMtpEntriesIsNotReusedWithMtp) { mtp_after_pl
 TEST_F(PrefixReuseCuda, SampledRepliesStayBitIdentical) { sampled_reuse(pair_); }
 TEST_F(PrefixReuseCuda, CancelledReplyLeavesAUsableState) { cancelled_then_continue(pair_); }
 TEST_F(PrefixReuseCuda, MemoryBudgetIsRespected) { budget_respected(pair_); }
+TEST_F(PrefixReuseCuda, SwitchingConversationsRestoresTheParkedState) { switch_conversations(pair_); }
 
 }  // namespace
 }  // namespace qc::test

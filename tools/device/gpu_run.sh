@@ -177,7 +177,8 @@ step_reuse() {
   # shellcheck disable=SC2086
   timeout 400 "$DECODE_BIN" --only-prefill --json "$OUT/prefill_bench.json" --budget 380 \
     ${QWENCHAT_REUSE_ARGS:-} > "$OUT/prefill_bench.log" 2>&1 || rc=$?
-  grep -E "^device:|^model:|prefill +[0-9]+ tokens|time to first token|ERROR|skipped" "$OUT/prefill_bench.log"
+  grep -E "^device:|^model:|prefill +[0-9]+ tokens|time to first token|another conversation|ERROR|skipped" \
+    "$OUT/prefill_bench.log"
   return $rc
 }
 

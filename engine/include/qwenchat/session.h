@@ -56,6 +56,9 @@ struct LoadModelCommand {
 // always an extension of the previous context).
 struct GenerateCommand {
   uint64_t id = 0;  // chosen by the caller; every event of this generation carries it
+  // The conversation it belongs to (the app's id; 0 = none, e.g. an API request): switching to another
+  // one parks this one's kept state with its KV entries (runtime/prefix_cache.h).
+  uint64_t conversation = 0;
   std::vector<ChatMessage> history;
   ChatRenderOptions render;  // system prompt, thinking on/off
   SamplerParams sampler;
