@@ -102,13 +102,20 @@ void ChatPanel::input_box(UiContext& ctx) {
   const bool esc = ImGui::IsKeyPressed(escape);
   const bool want_focus = focus_input_ > 0 && !message_view_.editing() && !ImGui::IsAnyItemActive();
   if (want_focus) ImGui::SetKeyboardFocusHere();
+  // KeyMods must change with KeyCtrl: InputText asserts that they agree (ImGui 1.86 aborted the app on
+  // Shift+Enter when only KeyCtrl was set, losing the draft).
   const bool saved_ctrl = io.KeyCtrl;
-  if (shift_enter) ImGui::GetIO().KeyCtrl = true;
+  const ImGuiKeyModFlags saved_mods = io.KeyMods;
+  if (shift_enter) {
+    ImGui::GetIO().KeyCtrl = true;
+    ImGui::GetIO().KeyMods |= ImGuiKeyModFlags_Ctrl;
+  }
   const ImGuiInputTextFlags flags =
       ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CtrlEnterForNewLine;
   const bool entered = ImGui::InputTextMultiline(
       "##input", &input_, ImVec2(-button_w - ImGui::GetStyle().ItemSpacing.x, -1), flags);
   ImGui::GetIO().KeyCtrl = saved_ctrl;
+  ImGui::GetIO().KeyMods = saved_mods;
   if (ImGui::IsItemActive()) {
     focus_input_ = 0;
   } else if (want_focus) {
@@ -120,7 +127,7 @@ void ChatPanel::input_box(UiContext& ctx) {
     focus_input_ = kFocusTries;
   }
   if (ImGui::IsItemHovered() && input_.empty())
-    ImGui::SetTooltip("Enter sends · Shift+Enter new line · Esc stops");
+    ImGui::SetTooltip("Enter sends · Shift+Enter or Ctrl+Enter new line · Esc stops");
   ImGui::SameLine();
   if (streaming) {
     if (ImGui::Button("Stop", ImVec2(-1, -1))) ctx.chat.stop();

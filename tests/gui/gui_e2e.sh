@@ -55,11 +55,16 @@ APP_PID=$!
 wait_for 120 xdotool search --name '^qwenchat · tiny.gguf$' || fail "no qwenchat window with the model loaded appeared"
 WIN=$(xdotool search --name '^qwenchat · tiny.gguf$' | head -1)
 
-# 5. Type a message into the input box (bottom of the chat column) and send it with Enter.
-MESSAGE="Hello from the end-to-end test"
+# 5. Type a message of two lines into the input box (bottom of the chat column): Shift+Enter adds the line
+# break (it once aborted the app on an ImGui assertion, losing the draft), Enter sends.
+MESSAGE=$'Hello from the\nend-to-end test'
 xdotool mousemove --window "$WIN" 700 925 click 1
-xdotool type --delay 20 "$MESSAGE"
+xdotool type --delay 20 "Hello from the"
 # Held for a moment: ImGui 1.86 samples key state once per frame (the app's own shortcuts do not need it).
+xdotool keydown shift+Return; sleep 0.2; xdotool keyup shift+Return
+sleep 0.5  # a few frames
+kill -0 "$APP_PID" 2>/dev/null || fail "the app ended on Shift+Enter in the message box"
+xdotool type --delay 20 "end-to-end test"
 xdotool keydown Return; sleep 0.2; xdotool keyup Return
 count_user() { sqlite3 "$WORK/chat.db" "SELECT count(*) FROM messages WHERE role='user' AND content='$MESSAGE'"; }
 replied() {
