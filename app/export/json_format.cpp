@@ -62,6 +62,11 @@ nlohmann::ordered_json to_json(const std::vector<chat::ChatTree>& trees, Branche
 // ---- parsing ----
 namespace {
 
+// Ids up to 2^53 (exact in every JSON reader, JavaScript's included) leave room for new ids after them;
+// timestamps are milliseconds since 1970 up to the end of year 9999 (what a date can print).
+constexpr int64_t kMaxId = int64_t{1} << 53;
+constexpr int64_t kMaxMs = 253402300799999;
+
 // Field readers: a missing optional field keeps the default; a present field of the wrong type is an
 // error naming its path.
 class Reader {
@@ -79,11 +84,17 @@ class Reader {
     *out = it->get<std::string>();
     return {};
   }
-  Status integer(const char* key, int64_t* out) const {
+  // An integer in [lo, hi]. A value above INT64_MAX is refused here, not wrapped (2^64-1 once became -1).
+  Status integer(const char* key, int64_t* out, int64_t lo, int64_t hi) const {
     auto it = obj_.find(key);
     if (it == obj_.end()) return {};
     if (!it->is_number_integer()) return type_error(key, "an integer", *it);
-    *out = it->get<int64_t>();
+    const bool too_big = it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(hi);
+    const int64_t v = too_big ? hi : it->get<int64_t>();
+    if (too_big || v < lo || v > hi)
+      return make_error(path(key) + ": expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                        "], got " + it->dump());
+    *out = v;
     return {};
   }
   Status object(const char* key, nlohmann::json* out) const {
@@ -109,9 +120,8 @@ Result<chat::Message> parse_message(const nlohmann::json& j, const std::string& 
   chat::Message m;
   QC_TRY(r.require("id"));
   QC_TRY(r.require("role"));
-  QC_TRY(r.integer("id", &m.id));
-  if (m.id <= 0) return make_error(r.path("id") + ": expected a positive id, got " + std::to_string(m.id));
-  QC_TRY(r.integer("parent_id", &m.parent_id));
+  QC_TRY(r.integer("id", &m.id, 1, kMaxId));
+  QC_TRY(r.integer("parent_id", &m.parent_id, 0, kMaxId));
   std::string role, state = "complete";
   QC_TRY(r.str("role", &role));
   auto parsed_role = chat::parse_role(role);
@@ -121,13 +131,13 @@ Result<chat::Message> parse_message(const nlohmann::json& j, const std::string& 
   auto parsed_state = chat::parse_state(state);
   if (!parsed_state.ok()) return make_error(path + "." + parsed_state.error().message);
   m.state = *parsed_state;
-  QC_TRY(r.integer("created_ms", &m.created_ms));
-  QC_TRY(r.integer("updated_ms", &m.updated_ms));
+  QC_TRY(r.integer("created_ms", &m.created_ms, 0, kMaxMs));
+  QC_TRY(r.integer("updated_ms", &m.updated_ms, 0, kMaxMs));
   QC_TRY(r.str("model", &m.model));
   QC_TRY(r.object("settings", &m.settings));
   QC_TRY(r.object("stats", &m.stats));
   QC_TRY(r.str("error", &m.error));
-  QC_TRY(r.integer("selected_child", &m.selected_child));
+  QC_TRY(r.integer("selected_child", &m.selected_child, 0, kMaxId));
   QC_TRY(r.str("thinking", &m.thinking));
   QC_TRY(r.str("content", &m.content));
   return m;
@@ -139,14 +149,14 @@ Result<chat::ChatTree> parse_conversation(const nlohmann::json& j, const std::st
   chat::ChatTree tree;
   chat::Conversation& c = tree.conversation;
   QC_TRY(r.require("messages"));
-  QC_TRY(r.integer("id", &c.id));
+  QC_TRY(r.integer("id", &c.id, 0, kMaxId));
   QC_TRY(r.str("title", &c.title));
-  QC_TRY(r.integer("created_ms", &c.created_ms));
-  QC_TRY(r.integer("updated_ms", &c.updated_ms));
+  QC_TRY(r.integer("created_ms", &c.created_ms, 0, kMaxMs));
+  QC_TRY(r.integer("updated_ms", &c.updated_ms, 0, kMaxMs));
   QC_TRY(r.str("model_path", &c.model_path));
   QC_TRY(r.object("settings", &c.settings));
   QC_TRY(r.str("system_prompt", &c.system_prompt));
-  QC_TRY(r.integer("selected_root", &c.selected_root));
+  QC_TRY(r.integer("selected_root", &c.selected_root, 0, kMaxId));
   const nlohmann::json& msgs = j["messages"];
   if (!msgs.is_array())
     return make_error(r.path("messages") + ": expected an array, got " + std::string(msgs.type_name()));

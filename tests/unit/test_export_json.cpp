@@ -1,5 +1,6 @@
 // JSON export/import: export -> import into a store -> export gives the same JSON apart from the
 // conversation ids; the parser refuses bad documents with an error naming the path; atomic writes.
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 
@@ -108,7 +109,19 @@ TEST(ExportJson, ParserRefusesBadDocuments) {
       {"bad state", edit([](auto& j) { j["conversations"][0]["messages"][1]["state"] = "done"; }),
        "messages[1].state"},
       {"id zero", edit([](auto& j) { j["conversations"][0]["messages"][2]["id"] = 0; }),
-       "messages[2].id: expected a positive id"},
+       "messages[2].id: expected an integer in [1, 9007199254740992], got 0"},
+      // INT64_MAX once imported, and no message could follow it (the next id wrapped).
+      {"id INT64_MAX", edit([](auto& j) { j["conversations"][0]["messages"][2]["id"] = INT64_MAX; }),
+       "messages[2].id: expected an integer in [1, 9007199254740992], got 9223372036854775807"},
+      {"parent above the ids", edit([](auto& j) { j["conversations"][0]["messages"][2]["parent_id"] = -1; }),
+       "messages[2].parent_id: expected an integer in [0, 9007199254740992], got -1"},
+      // 2^64-1 once became -1 silently.
+      {"timestamp 2^64-1", edit([](auto& j) { j["conversations"][0]["messages"][1]["created_ms"] = UINT64_MAX; }),
+       "messages[1].created_ms: expected an integer in [0, 253402300799999], got 18446744073709551615"},
+      {"negative timestamp", edit([](auto& j) { j["conversations"][0]["updated_ms"] = -5; }),
+       "conversations[0].updated_ms: expected an integer in [0, 253402300799999], got -5"},
+      {"selected root", edit([](auto& j) { j["conversations"][0]["selected_root"] = UINT64_MAX; }),
+       "conversations[0].selected_root: expected an integer in [0, 9007199254740992]"},
       {"duplicate id", edit([](auto& j) { j["conversations"][0]["messages"][2]["id"] = 1; }),
        "message 1 appears twice"},
       {"missing parent", edit([](auto& j) { j["conversations"][0]["messages"][3]["parent_id"] = 99; }),
