@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "app.h"
+#include "startup_error.h"
 #include "common/version.h"
 
 namespace {
@@ -40,6 +41,7 @@ int run(int argc, char** argv) {
   auto app = qc::gui::App::create(*options);
   if (!app.ok()) {
     std::fprintf(stderr, "qwenchat: %s\n", app.error().describe().c_str());
+    qc::gui::show_startup_error(app.error());  // the window says it too
     glfwTerminate();
     return 1;
   }

@@ -73,7 +73,10 @@ Result<Store> Store::open(const std::string& path, const OpenOptions& options) {
       // A database of a newer schema is refused before anything is written to it (the WAL switch below
       // rewrites the file header): the newer qwenchat that wrote it finds it as it left it.
       const Result<int> version = schema::version(*db);
-      if (!version.ok()) return make_error("store: open " + path + ": " + version.error().message);
+      if (!version.ok())
+        return make_error("store: open " + path + ": " + version.error().message,
+                          "it is not a qwenchat database, or it is damaged; it was left unchanged: move it away "
+                          "(the app then starts a new one there) or open another with --db PATH");
       if (*version > schema::kCurrentVersion) {
         return make_error("store: open " + path + ": the database has schema version " +
                               std::to_string(*version) + ", newer than this build's " +

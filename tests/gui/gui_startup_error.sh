@@ -1,0 +1,64 @@
+#!/bin/bash
+# Start-up failures are shown in a window, not only on stderr (a user who starts the app from the desktop
+# sees no terminal): a database written by a newer qwenchat and a file that is not a database. For each:
+# a window titled "qwenchat · could not start" appears, its capture is not blank, the message is on stderr
+# too, Quit (Esc) ends the app with status 1, and the database file is unchanged.
+# Usage: gui_startup_error.sh QWENCHAT SRC ARTIFACTS_DIR. Exit 77 = a tool is missing.
+set -u
+APP=$1 SRC=$2 ART=$3
+for tool in Xvfb xdotool sqlite3 import identify; do
+  command -v "$tool" > /dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
+done
+. "$SRC/tests/gui/xvfb_lib.sh"
+WORK=$(mktemp -d /tmp/qwenchat-gui-startup.XXXXXX)
+XVFB_PID="" APP_PID=""
+cleanup() {
+  [ -n "$APP_PID" ] && kill "$APP_PID" 2> /dev/null
+  [ -n "$XVFB_PID" ] && kill "$XVFB_PID" 2> /dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*"
+  [ -f "$ART/app.log" ] && { echo "--- app.log"; cat "$ART/app.log"; }
+  exit 1
+}
+rm -rf "$ART" && mkdir -p "$ART" "$WORK/config" "$WORK/data"
+start_xvfb 1280x720x24 "$WORK/xvfb.log" || fail "no virtual display (the reason is above)"
+
+# case NAME DB EXPECTED_STDERR
+check_case() {
+  local name=$1 db=$2 expected=$3
+  local before
+  before=$(md5sum < "$db")
+  XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data" LIBGL_ALWAYS_SOFTWARE=1 \
+    "$APP" --db "$db" > "$ART/app.log" 2>&1 &
+  APP_PID=$!
+  wait_for 60 xdotool search --name '^qwenchat · could not start$' ||
+    fail "$name: no 'could not start' window appeared"
+  sleep 1  # a few frames drawn
+  import -window root "$ART/$name.png" || fail "$name: no capture"
+  local sd
+  sd=$(identify -format '%[fx:standard_deviation]' "$ART/$name.png")
+  awk -v s="$sd" 'BEGIN { exit !(s > 0.02) }' || fail "$name: the capture is blank (standard deviation $sd)"
+  grep -q "$expected" "$ART/app.log" || fail "$name: stderr does not say '$expected'"
+  local win
+  win=$(xdotool search --name '^qwenchat · could not start$' | head -1)
+  xdotool windowactivate --sync "$win" 2> /dev/null || xdotool windowfocus "$win"
+  xdotool keydown Escape; sleep 0.3; xdotool keyup Escape
+  local rc=0 i
+  for i in $(seq 1 100); do kill -0 "$APP_PID" 2> /dev/null || break; sleep 0.1; done
+  kill -0 "$APP_PID" 2> /dev/null && fail "$name: Quit (Esc) did not end the app"
+  wait "$APP_PID"; rc=$?
+  APP_PID=""
+  [ $rc -eq 1 ] || fail "$name: expected exit status 1, got $rc"
+  [ "$(md5sum < "$db")" = "$before" ] || fail "$name: the database file changed"
+  echo "$name: window shown, status 1, file unchanged"
+}
+
+sqlite3 "$WORK/newer.db" "CREATE TABLE t(x); PRAGMA user_version = 999;"
+check_case newer_schema "$WORK/newer.db" "newer"
+head -c 4096 /dev/urandom > "$WORK/garbage.db"
+printf 'not a database at all\n' | dd of="$WORK/garbage.db" conv=notrunc 2> /dev/null
+check_case not_a_database "$WORK/garbage.db" "qwenchat: "
+echo "PASS"
