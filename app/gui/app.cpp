@@ -80,7 +80,10 @@ void App::start() {
   theme_ = apply_theme(config_.settings.dark_theme, config_.settings.ui_scale);
   // The model: the command line, else the last one used, else the bundled default.
   std::string path = options_.model_path;
-  if (path.empty() && !config_.recent_models.empty()) path = config_.recent_models.front();
+  if (path.empty() && !config_.recent_models.empty()) {
+    path = config_.recent_models.front();
+    startup_model_ = path;
+  }
   if (path.empty()) {
     auto def = app::default_model_path();
     if (def.ok()) {
@@ -136,6 +139,7 @@ void App::drain_events() {
   for (const WorkerEvent& e : worker_->drain()) {
     if (ApiHost::is_server_generation(e)) continue;  // an API client's reply: the server streams it
     model_.on_event(e, now_s_);
+    remember_model_events(e);
     diag_.on_event(e);
     notices_.check(chat_->on_event(e, now_ms), "reply");
     if (const auto* n = std::get_if<WorkerNotice>(&e)) {
@@ -154,6 +158,27 @@ void App::drain_events() {
       notices_.info("the earliest " + std::to_string(s->dropped_messages) +
                     " messages were left out to fit the context");
     }
+  }
+}
+
+void App::remember_model_events(const WorkerEvent& e) {
+  if (const auto* l = std::get_if<ModelLoaded>(&e)) {
+    startup_model_.clear();
+    if (config_.on_model_loaded(l->facts)) config_dirty_ = true;
+  } else if (const auto* f = std::get_if<ModelLoadFailed>(&e)) {
+    if (config_.on_model_failure(model_.facts ? &*model_.facts : nullptr)) config_dirty_ = true;
+    if (config_.forget_if_missing(f->path)) config_dirty_ = true;
+    auto def = app::default_model_path();
+    if (!startup_model_.empty() && f->path == startup_model_ && def.ok() && *def != f->path) {
+      notices_.info("the last model could not be loaded; the bundled default model is loaded instead");
+      config_.backend = "cpu";
+      config_dirty_ = true;
+      UiContext ctx = context();
+      ModelPanel::load(ctx, *def);
+    }
+    startup_model_.clear();
+  } else if (const auto* n = std::get_if<WorkerNotice>(&e); n && !n->ok && n->what == "switch backend") {
+    if (config_.on_model_failure(model_.facts ? &*model_.facts : nullptr)) config_dirty_ = true;
   }
 }
 

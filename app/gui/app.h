@@ -80,6 +80,12 @@ class App {
   double now_s_ = 0;
   double config_saved_at_ = 0;
   bool config_dirty_ = false;
+  // The model the app loads at start, from the recent list: when it fails, the bundled default loads
+  // instead (a clean start after any earlier failure). Empty once that load has answered.
+  std::string startup_model_;
+  // Load and backend outcomes into the saved configuration: the recent list holds models that loaded, and
+  // the backend setting stays one that worked.
+  void remember_model_events(const WorkerEvent& e);
 
   SidebarPanel sidebar_;
   ChatPanel chat_panel_;

@@ -26,6 +26,39 @@ Result<std::string> config_dir() {
   return dir.string();
 }
 
+namespace {
+
+// The settings' backend name ("cpu", "cpu-f64", "cuda") of a backend the worker reports ("cpu-f32"...).
+std::string backend_setting(const std::string& reported) {
+  if (reported.rfind("cuda", 0) == 0) return "cuda";
+  return reported == "cpu-f64" ? "cpu-f64" : "cpu";
+}
+
+}  // namespace
+
+bool AppConfig::on_model_loaded(const ModelFacts& facts) {
+  if (facts.remote) return false;
+  add_recent(facts.path);
+  backend = backend_setting(facts.backend.name);
+  return true;
+}
+
+bool AppConfig::forget_if_missing(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) || ec) return false;
+  const size_t before = recent_models.size();
+  std::erase(recent_models, path);
+  return recent_models.size() != before;
+}
+
+bool AppConfig::on_model_failure(const ModelFacts* loaded) {
+  if (loaded == nullptr || loaded->remote) return false;
+  const std::string b = backend_setting(loaded->backend.name);
+  if (b == backend) return false;
+  backend = b;
+  return true;
+}
+
 void AppConfig::add_recent(const std::string& path) {
   if (path.empty()) return;
   recent_models.erase(std::remove(recent_models.begin(), recent_models.end(), path), recent_models.end());

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "qwenchat/events.h"
 #include "qwenchat/result.h"
 #include "settings.h"
 
@@ -29,6 +30,15 @@ struct AppConfig {
 
   static constexpr size_t kMaxRecent = 10;
   void add_recent(const std::string& path);
+  // What a load or backend switch teaches the configuration: a model that loaded goes first in the recent
+  // list (a path that failed never enters it) and its backend becomes the setting; after a failed load
+  // or switch the setting goes back to the backend of the model still loaded (`loaded`; none: unchanged),
+  // so a failed CUDA switch is not what the next start tries. Returns true when something changed.
+  bool on_model_loaded(const ModelFacts& facts);
+  bool on_model_failure(const ModelFacts* loaded);
+  // A recent model whose file is gone leaves the list (one that failed otherwise, e.g. out of GPU
+  // memory, stays: the file is still good). Returns true when it was removed.
+  bool forget_if_missing(const std::string& path);
 
   // A missing file gives the defaults; a broken one gives the defaults and a warning (the app starts).
   static AppConfig load(const std::string& path, std::vector<std::string>* warnings);

@@ -51,7 +51,7 @@ void ModelPanel::load(UiContext& ctx, const std::string& typed) {
   c.backend = kind.ok() ? *kind : BackendKind::kCpu;
   c.settings = ctx.config.settings.engine();
   ctx.worker.post(std::move(c));
-  ctx.config.add_recent(path);
+  // The recent list takes it when it has loaded (App::remember_model_events): a failed path is not kept.
   ctx.config.use_remote = false;
   ctx.requests.save_config = true;
 }
@@ -113,8 +113,16 @@ void ModelPanel::file_section(UiContext& ctx) {
     if (!ec)
       text_wrapped_colored(ctx.theme.text_muted, "file: %s (weights are memory-mapped)",
                            format_bytes(size).c_str());
+  } else if (!path_.empty() && std::filesystem::is_directory(path_, ec)) {
+    text_wrapped_colored(ctx.theme.warning, "a folder, not a file: type the path of a .gguf file inside it");
+  } else if (!path_.empty() && std::filesystem::exists(path_, ec)) {
+    text_wrapped_colored(ctx.theme.warning, "not a regular file");
   } else if (!path_.empty()) {
     text_wrapped_colored(ctx.theme.warning, "no such file");
+  }
+  if (ctx.model.facts && !ctx.model.loading) {
+    if (ImGui::SmallButton("Unload the model")) ctx.worker.post(UnloadModelCommand{});
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("frees its memory (the GPU's too); load one again to chat");
   }
   if (ImGui::CollapsingHeader("Recent models", ImGuiTreeNodeFlags_DefaultOpen)) {
     if (ctx.config.recent_models.empty()) text_wrapped_colored(ctx.theme.text_muted, "none yet");
@@ -130,7 +138,12 @@ void ModelPanel::file_section(UiContext& ctx) {
       ImGui::PopID();
     }
     auto def = app::default_model_path();
-    if (def.ok() && ImGui::SmallButton("Use the bundled default model")) path_ = *def;
+    ImGui::BeginDisabled(ctx.model.loading);
+    if (def.ok() && ImGui::SmallButton("Load the bundled default model")) {
+      path_ = *def;
+      load(ctx, path_);
+    }
+    ImGui::EndDisabled();
   }
 }
 

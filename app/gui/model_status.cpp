@@ -25,6 +25,7 @@ bool ModelStatus::on_event(const WorkerEvent& event, double now_s) {
     return true;
   }
   if (const auto* n = std::get_if<WorkerNotice>(&event)) {
+    if (n->ok && n->what == "unload") facts.reset();  // the worker holds no model any more
     if (!n->ok) {
       error = make_error(n->what + ": " + n->message);
       error_path.clear();

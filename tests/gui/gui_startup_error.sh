@@ -61,4 +61,23 @@ check_case newer_schema "$WORK/newer.db" "newer"
 head -c 4096 /dev/urandom > "$WORK/garbage.db"
 printf 'not a database at all\n' | dd of="$WORK/garbage.db" conv=notrunc 2> /dev/null
 check_case not_a_database "$WORK/garbage.db" "qwenchat: "
+
+# A clean start after an earlier failure: the last model of the recent list is gone; the bundled default
+# loads instead, and the missing path does not stay in the recent list.
+mkdir -p "$WORK/config/qwenchat"
+echo '{"recent_models": ["/nonexistent/gone.gguf"], "backend": "cpu"}' > "$WORK/config/qwenchat/config.json"
+XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data" LIBGL_ALWAYS_SOFTWARE=1 \
+  "$APP" --db "$WORK/fresh.db" > "$ART/app.log" 2>&1 &
+APP_PID=$!
+wait_for 120 xdotool search --name '^qwenchat · qwenchat-default.gguf$' ||
+  fail "the bundled default model did not load after the last model failed"
+win=$(xdotool search --name '^qwenchat · qwenchat-default.gguf$' | head -1)
+xdotool windowactivate --sync "$win" 2> /dev/null || xdotool windowfocus "$win"
+xdotool key ctrl+q
+for i in $(seq 1 100); do kill -0 "$APP_PID" 2> /dev/null || break; sleep 0.1; done
+kill -0 "$APP_PID" 2> /dev/null && fail "Ctrl+Q did not end the app"
+APP_PID=""
+grep -q "qwenchat-default.gguf" "$WORK/config/qwenchat/config.json" || fail "the default model is not in the recent list"
+grep -q "gone.gguf" "$WORK/config/qwenchat/config.json" && fail "the missing model stayed in the recent list"
+echo "missing last model: the bundled default loaded, the recent list holds only it"
 echo "PASS"

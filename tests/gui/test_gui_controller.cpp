@@ -242,5 +242,17 @@ TEST_F(GuiController, ModelStatusFollowsLoadsAndFailures) {
   EXPECT_EQ(status_.error_path, bad.path);
 }
 
+TEST_F(GuiController, UnloadLeavesNoModel) {
+  ASSERT_TRUE(status_.facts.has_value());
+  worker_->post(UnloadModelCommand{});
+  for (const auto& e : test::collect_until(*worker_, [](const WorkerEvent& e) {
+         const auto* n = std::get_if<WorkerNotice>(&e);
+         return n != nullptr && n->what == "unload";
+       }))
+    status_.on_event(e, 1.0);
+  EXPECT_FALSE(status_.facts.has_value());
+  EXPECT_FALSE(status_.error.has_value());
+}
+
 }  // namespace
 }  // namespace qc::gui

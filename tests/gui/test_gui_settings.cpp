@@ -81,6 +81,47 @@ TEST(GuiConfig, SaveLoadRecentAndBrokenFile) {
   EXPECT_TRUE(AppConfig::load(dir.file("absent.json"), &w).recent_models.empty());
 }
 
+// The recent list holds models that loaded, and the backend setting one that worked: a failed CUDA
+// switch used to stay selected and be saved, and the next start had no model.
+TEST(GuiConfig, RecentAndBackendFollowLoadsThatWorked) {
+  AppConfig c;
+  ModelFacts cpu;
+  cpu.path = "/m/a.gguf";
+  cpu.backend.name = "cpu-f32";
+  EXPECT_TRUE(c.on_model_loaded(cpu));
+  EXPECT_EQ(c.recent_models, std::vector<std::string>{"/m/a.gguf"});
+  EXPECT_EQ(c.backend, "cpu");
+  c.backend = "cuda";  // the user picks CUDA; the switch fails
+  EXPECT_TRUE(c.on_model_failure(&cpu));
+  EXPECT_EQ(c.backend, "cpu");
+  EXPECT_FALSE(c.on_model_failure(&cpu));  // nothing left to change
+  EXPECT_FALSE(c.on_model_failure(nullptr));
+  EXPECT_EQ(c.recent_models.size(), 1u);  // a failed load added nothing
+  ModelFacts f64 = cpu;
+  f64.path = "/m/b.gguf";
+  f64.backend.name = "cpu-f64";
+  EXPECT_TRUE(c.on_model_loaded(f64));
+  EXPECT_EQ(c.backend, "cpu-f64");
+  EXPECT_EQ(c.recent_models.front(), "/m/b.gguf");
+  ModelFacts gpu = cpu;
+  gpu.backend.name = "cuda";
+  c.on_model_loaded(gpu);
+  EXPECT_EQ(c.backend, "cuda");
+  ModelFacts remote;
+  remote.remote = true;
+  remote.path = "http://localhost:8000/v1";
+  EXPECT_FALSE(c.on_model_loaded(remote));  // an endpoint is not a file to remember
+  EXPECT_EQ(c.recent_models.front(), "/m/a.gguf");
+  // A file that is gone leaves the list; one that exists stays whatever failed.
+  test::TempDir dir;
+  const std::string real = dir.file("real.gguf");
+  std::ofstream(real) << "x";
+  c.add_recent(real);
+  EXPECT_FALSE(c.forget_if_missing(real));
+  EXPECT_TRUE(c.forget_if_missing("/m/a.gguf"));
+  EXPECT_EQ(c.recent_models, (std::vector<std::string>{real, "/m/b.gguf"}));
+}
+
 TEST(GuiConfig, ConfigDirFollowsXdg) {
   test::TempDir dir;
   const char* old = std::getenv("XDG_CONFIG_HOME");
