@@ -6,9 +6,9 @@
 #   3. a bounded load test: rounds of parallel streaming curl clients; every one completes, and the
 #      server's thread count and memory do not grow from round to round;
 #   4. SIGTERM: the server stops cleanly.
-# Usage: server_e2e.sh SRC OUT SERVER_BINARY. Exit 77 (skip) only when node is not installed.
+# Usage: server_e2e.sh SRC OUT SERVER_BINARY [SANITIZED=ON|OFF]. Exit 77 (skip) only when node is not installed.
 set -u -o pipefail
-SRC=$1 OUT=$2 SERVER=$3
+SRC=$1 OUT=$2 SERVER=$3 SANITIZED=${4:-OFF}
 rm -rf "$OUT" && mkdir -p "$OUT"
 fail() { echo "FAIL: $*"; echo "--- server log"; cat "$OUT/server.err" 2>/dev/null; exit 1; }
 . "$SRC/tests/agreement/npm_setup.sh"
@@ -92,7 +92,14 @@ distinct=$(for f in "$OUT"/load-*.sse; do grep -o '"content":"[^"]*"' "$f" | tr 
 # Memory: the first round warms the allocator's arenas; after it, a leak of even 100 bytes per request
 # would not show in 16 requests, so the bound is loose on purpose (8 MB: one glibc arena's growth) and
 # catches what matters: per-request buffers or threads that are never freed.
-[ $((rss[-1] - rss[0])) -lt 8192 ] || fail "memory grew under load: ${rss[*]} kB"
+# Under AddressSanitizer RSS is not a leak measure: freed blocks wait in its quarantine (256 MB) and
+# RSS grows with every allocation (measured: +6 MB per round of 8 requests, flat in the plain build);
+# there LeakSanitizer checks for leaks at exit instead (the clean stop below must return 0).
+if [ "$SANITIZED" = ON ]; then
+  echo "ok: memory bound not checked in the sanitizer build (LeakSanitizer checks at exit)"
+else
+  [ $((rss[-1] - rss[0])) -lt 8192 ] || fail "memory grew under load: ${rss[*]} kB"
+fi
 echo "ok: load test (threads ${threads[*]}, RSS ${rss[*]} kB)"
 
 # --- 4. clean stop
