@@ -69,6 +69,17 @@ Message* find(ChatTree& tree, MessageId id) {
   return const_cast<Message*>(find(static_cast<const ChatTree&>(tree), id));
 }
 
+void merge_change(TreeChange& into, const TreeChange& later) {
+  auto has = [](const std::vector<MessageId>& v, MessageId id) { return std::find(v.begin(), v.end(), id) != v.end(); };
+  for (MessageId id : later.inserted) into.inserted.push_back(id);
+  for (MessageId id : later.updated)
+    if (!has(into.inserted, id) && !has(into.updated, id)) into.updated.push_back(id);
+  std::erase_if(into.updated, [&](MessageId id) { return has(into.inserted, id); });
+  for (MessageId id : later.deleted) into.deleted.push_back(id);
+  into.conversation_changed = into.conversation_changed || later.conversation_changed;
+  into.message = later.message;
+}
+
 std::vector<MessageId> children(const ChatTree& tree, MessageId parent) {
   std::vector<MessageId> out;
   for (const Message& m : tree.messages) {

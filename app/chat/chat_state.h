@@ -107,6 +107,12 @@ struct TreeChange {
   }
 };
 
+// `later` folded into `into`, for one Store::apply of two operations done one after the other on the same
+// tree (a user turn and the reply started under it): inserts in order, updates of rows not inserted here
+// (an insert writes the row as the tree holds it at apply time), deletes, the conversation flag;
+// `message` becomes later's.
+void merge_change(TreeChange& into, const TreeChange& later);
+
 // Milliseconds since the Unix epoch (system clock): what callers pass as now_ms.
 int64_t now_ms();
 

@@ -141,41 +141,67 @@ Status ChatController::set_system_prompt(const std::string& prompt) {
   return store_.update_conversation(tree_->conversation);
 }
 
-Status ChatController::autotitle(const std::string& first_message) {
-  if (tree_->conversation.title != kDefaultTitle) return {};
-  return rename(tree_->conversation.id, title_from_message(first_message));
+// Every operation that shows a new message writes it and its reply in one store transaction, and puts the
+// tree back as it was when the write fails: the view never shows a message the store does not hold (a
+// failed write used to leave an unsaved bubble whose id broke every later send with "FOREIGN KEY
+// constraint failed"), and the caller keeps the draft.
+Status ChatController::commit(chat::ChatTree before, const chat::TreeChange& change) {
+  if (Status s = store_.apply(*tree_, change); !s.ok()) {
+    *tree_ = std::move(before);
+    return make_error("not saved: " + s.error().message,
+                      s.error().hint.empty() ? "the text is kept: send it again when the database is writable"
+                                             : s.error().hint);
+  }
+  return {};
 }
 
 Status ChatController::send(const std::string& text, const ReplySetup& setup) {
   if (streaming()) return make_error("a reply is still being written", "press Esc to stop it first");
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) return make_error("the message is empty");
   if (!tree_) QC_TRY(new_conversation(setup.model_path));
+  chat::ChatTree before = *tree_;
   const int64_t now = chat::now_ms();
-  QC_ASSIGN(chat::TreeChange user,
-            chat::append_user(*tree_, {.content = text, .parent_id = -1, .now_ms = now}));
-  QC_TRY(store_.apply(*tree_, user));
-  QC_TRY(autotitle(text));
+  auto user = chat::append_user(*tree_, {.content = text, .parent_id = -1, .now_ms = now});
+  if (!user.ok()) {
+    *tree_ = std::move(before);
+    return user.error();
+  }
+  if (tree_->conversation.title == kDefaultTitle) {  // the first message names the conversation
+    tree_->conversation.title = title_from_message(text);
+    user->conversation_changed = true;
+  }
   const uint64_t seed = pick_seed(setup.settings);
-  QC_ASSIGN(chat::TreeChange reply, chat::start_reply(*tree_, {.parent_id = user.message,
-                                                               .model = setup.model_path,
-                                                               .settings = reply_settings_json(setup, seed),
-                                                               .now_ms = now}));
-  QC_TRY(store_.apply(*tree_, reply));
+  auto reply = chat::start_reply(*tree_, {.parent_id = user->message,
+                                         .model = setup.model_path,
+                                         .settings = reply_settings_json(setup, seed),
+                                         .now_ms = now});
+  if (!reply.ok()) {
+    *tree_ = std::move(before);
+    return reply.error();
+  }
+  chat::TreeChange both = *user;
+  chat::merge_change(both, *reply);
+  QC_TRY(commit(std::move(before), both));
   ++list_version_;
-  return start_reply_generation(reply.message, setup, seed);
+  return start_reply_generation(reply->message, setup, seed);
 }
 
 Status ChatController::regenerate(chat::MessageId assistant, const ReplySetup& setup) {
   if (!tree_) return make_error("no conversation is open");
   if (streaming()) return make_error("a reply is still being written", "press Esc to stop it first");
+  chat::ChatTree before = *tree_;
   const uint64_t seed = pick_seed(setup.settings);
-  QC_ASSIGN(chat::TreeChange reply, chat::regenerate(*tree_, assistant,
-                                                     {.parent_id = -1,
-                                                      .model = setup.model_path,
-                                                      .settings = reply_settings_json(setup, seed),
-                                                      .now_ms = chat::now_ms()}));
-  QC_TRY(store_.apply(*tree_, reply));
-  return start_reply_generation(reply.message, setup, seed);
+  auto reply = chat::regenerate(*tree_, assistant,
+                                {.parent_id = -1,
+                                 .model = setup.model_path,
+                                 .settings = reply_settings_json(setup, seed),
+                                 .now_ms = chat::now_ms()});
+  if (!reply.ok()) {
+    *tree_ = std::move(before);
+    return reply.error();
+  }
+  QC_TRY(commit(std::move(before), *reply));
+  return start_reply_generation(reply->message, setup, seed);
 }
 
 Status ChatController::edit_and_resend(chat::MessageId user, const std::string& text,
@@ -183,16 +209,26 @@ Status ChatController::edit_and_resend(chat::MessageId user, const std::string& 
   if (!tree_) return make_error("no conversation is open");
   if (streaming()) return make_error("a reply is still being written", "press Esc to stop it first");
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) return make_error("the message is empty");
+  chat::ChatTree before = *tree_;
   const int64_t now = chat::now_ms();
-  QC_ASSIGN(chat::TreeChange edited, chat::edit_user(*tree_, user, text, now));
-  QC_TRY(store_.apply(*tree_, edited));
+  auto edited = chat::edit_user(*tree_, user, text, now);
+  if (!edited.ok()) {
+    *tree_ = std::move(before);
+    return edited.error();
+  }
   const uint64_t seed = pick_seed(setup.settings);
-  QC_ASSIGN(chat::TreeChange reply, chat::start_reply(*tree_, {.parent_id = edited.message,
-                                                               .model = setup.model_path,
-                                                               .settings = reply_settings_json(setup, seed),
-                                                               .now_ms = now}));
-  QC_TRY(store_.apply(*tree_, reply));
-  return start_reply_generation(reply.message, setup, seed);
+  auto reply = chat::start_reply(*tree_, {.parent_id = edited->message,
+                                         .model = setup.model_path,
+                                         .settings = reply_settings_json(setup, seed),
+                                         .now_ms = now});
+  if (!reply.ok()) {
+    *tree_ = std::move(before);
+    return reply.error();
+  }
+  chat::TreeChange both = *edited;
+  chat::merge_change(both, *reply);
+  QC_TRY(commit(std::move(before), both));
+  return start_reply_generation(reply->message, setup, seed);
 }
 
 Status ChatController::delete_message(chat::MessageId id) {

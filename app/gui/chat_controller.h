@@ -78,7 +78,8 @@ class ChatController {
   Status start_reply_generation(chat::MessageId reply, const ReplySetup& setup, uint64_t seed);
   Status finish_stream(const GenerationFinished* finished, int64_t now_ms);
   Status abandon_stream();  // stop + keep what came, ignore the generation's later events
-  Status autotitle(const std::string& first_message);
+  // Writes `change` (the tree already holds it); on failure the tree becomes `before` again.
+  Status commit(chat::ChatTree before, const chat::TreeChange& change);
 
   store::Store& store_;
   Worker& worker_;

@@ -1,6 +1,7 @@
 // ChatController: the chat view's operations against a real store and a real worker on the tiny model,
 // without a window. The loop `pump` plays the GUI's frame loop: it drains the worker and feeds every
 // event to the controller.
+#include <SQLiteCpp/Database.h>
 #include <gtest/gtest.h>
 
 #include "chat_controller.h"
@@ -227,6 +228,43 @@ TEST_F(GuiController, FailuresAreErrorsNotCrashes) {
   const chat::Message* last = chat::find(t, chat::current_leaf(t));
   EXPECT_EQ(last->state, chat::MessageState::kError);
   EXPECT_NE(last->error.find("no model is loaded"), std::string::npos) << last->error;
+}
+
+// Another process holds the database (an exclusive lock past the store's 2 s busy wait): a send,
+// regenerate or edit fails as a whole, shows nothing the store does not hold, and the next send after
+// the lock works (it used to fail with "FOREIGN KEY constraint failed" under an unsaved bubble).
+TEST_F(GuiController, AFailedWriteShowsNothingAndTheNextSendWorks) {
+  ASSERT_TRUE(chat_->send("first question", setup()).ok());
+  pump();
+  const chat::ChatTree shown = *chat_->tree();
+  const chat::MessageId first_user = chat::current_branch(shown)[0];
+  const chat::MessageId first_reply = chat::current_leaf(shown);
+  {
+    SQLite::Database other(dir_.file("chat.db"), SQLite::OPEN_READWRITE);
+    other.exec("BEGIN EXCLUSIVE");
+    const Status s = chat_->send("while the database is locked", setup());
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message.find("not saved"), std::string::npos) << s.error().message;
+    EXPECT_NE(s.error().message.find("locked"), std::string::npos) << s.error().message;
+    EXPECT_FALSE(chat_->streaming());
+    EXPECT_EQ(chat_->tree()->messages.size(), shown.messages.size());
+    EXPECT_EQ(chat_->tree()->next_id, shown.next_id);
+    EXPECT_FALSE(chat_->regenerate(first_reply, setup()).ok());
+    EXPECT_FALSE(chat_->edit_and_resend(first_user, "an edit while locked", setup()).ok());
+    EXPECT_EQ(chat_->tree()->messages.size(), shown.messages.size());
+    EXPECT_EQ(chat::current_leaf(*chat_->tree()), first_reply);
+    other.exec("ROLLBACK");
+  }
+  ASSERT_TRUE(chat_->send("after the lock", setup()).ok());
+  pump();
+  const chat::ChatTree stored = reload();
+  ASSERT_EQ(stored.messages.size(), chat_->tree()->messages.size());
+  for (const chat::Message& m : chat_->tree()->messages) {
+    const chat::Message* in_store = chat::find(stored, m.id);
+    ASSERT_NE(in_store, nullptr) << "message " << m.id << " is shown but not stored";
+    EXPECT_EQ(in_store->content, m.content);
+    EXPECT_NE(m.content, "while the database is locked");
+  }
 }
 
 TEST_F(GuiController, ModelStatusFollowsLoadsAndFailures) {
