@@ -45,8 +45,17 @@ void MessageView::draw(const chat::Message& m, UiContext& ctx, MarkdownCache& ca
     } else if (!m.content.empty() && m.state != chat::MessageState::kStreaming) {
       ImGui::TextColored(ctx.theme.text_muted, "(%zu characters of white space only)", m.content.size());
     } else if (m.state == chat::MessageState::kStreaming) {
-      ImGui::TextColored(ctx.theme.text_muted, "%s",
-                         m.thinking.empty() ? "waiting for the first token…" : "thinking…");
+      // White space that streamed in is a token too: "waiting" only until anything arrived.
+      const char* what = !m.content.empty() ? "writing…" : m.thinking.empty() ? "waiting for the first token…"
+                                                                              : "thinking…";
+      ImGui::TextColored(ctx.theme.text_muted, "%s", what);
+    } else if (!user && m.state == chat::MessageState::kComplete && !m.thinking.empty()) {
+      // The reply ended inside its thinking (the token limit, usually): say so instead of an empty bubble.
+      const std::string stop = m.stats.is_object() ? m.stats.value("stop_reason", std::string()) : std::string();
+      ImGui::TextColored(ctx.theme.warning, "no answer: the reply ended while thinking%s%s",
+                         stop.empty() ? "" : " (stop: ", stop.empty() ? "" : (stop + ")").c_str());
+      if (stop == "max_tokens")
+        ImGui::TextColored(ctx.theme.text_muted, "raise Max tokens in Settings, or turn Thinking off, and regenerate");
     }
     if (m.state == chat::MessageState::kError) {
       ImGui::PushStyleColor(ImGuiCol_Text, ctx.theme.error);
