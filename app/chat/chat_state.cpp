@@ -106,14 +106,40 @@ MessageId selected_child(const ChatTree& tree, MessageId parent) {
   return newest;
 }
 
-std::vector<MessageId> current_branch(const ChatTree& tree) {
-  std::vector<MessageId> out;
-  // A stored tree could hold a cycle only through corruption; the bound keeps the walk finite anyway.
-  for (MessageId at = selected_child(tree, 0); at != 0 && out.size() < tree.messages.size();
-       at = selected_child(tree, at)) {
-    out.push_back(at);
+BranchView branch_view(const ChatTree& tree) {
+  // Children per parent in id order (messages are sorted by id), and each message's selection.
+  std::unordered_map<MessageId, std::vector<MessageId>> kids;
+  std::unordered_map<MessageId, MessageId> wanted;
+  kids.reserve(tree.messages.size());
+  for (const Message& m : tree.messages) {
+    if (m.id != m.parent_id) kids[m.parent_id].push_back(m.id);
+    wanted[m.id] = m.selected_child;
   }
-  return out;
+  wanted[0] = tree.conversation.selected_root;
+  // selected_child(): the wanted child when it is one, else the newest.
+  auto pick = [&](MessageId parent, SiblingInfo* where) -> MessageId {
+    auto it = kids.find(parent);
+    if (it == kids.end() || it->second.empty()) return 0;
+    const std::vector<MessageId>& c = it->second;
+    const MessageId w = wanted[parent];
+    size_t i = c.size() - 1;
+    for (size_t j = 0; j < c.size(); ++j)
+      if (c[j] == w) i = j;
+    *where = {static_cast<int>(i), static_cast<int>(c.size())};
+    return c[i];
+  };
+  BranchView v;
+  SiblingInfo sib;
+  // A stored tree could hold a cycle only through corruption; the bound keeps the walk finite anyway.
+  for (MessageId at = pick(0, &sib); at != 0 && v.branch.size() < tree.messages.size(); at = pick(at, &sib)) {
+    v.branch.push_back(at);
+    v.siblings.push_back(sib);
+  }
+  return v;
+}
+
+std::vector<MessageId> current_branch(const ChatTree& tree) {
+  return branch_view(tree).branch;
 }
 
 MessageId current_leaf(const ChatTree& tree) {

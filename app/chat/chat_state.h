@@ -134,6 +134,15 @@ struct SiblingInfo {
 };
 SiblingInfo sibling_info(const ChatTree& tree, MessageId id);
 
+// The current branch with every message's sibling position, in one pass over the tree (O(n)): what the
+// chat view draws each frame. current_branch() and sibling_info() per message made a frame O(n^3) (a
+// 20,000-message conversation never drew a window).
+struct BranchView {
+  std::vector<MessageId> branch;
+  std::vector<SiblingInfo> siblings;  // siblings[i] for branch[i]
+};
+BranchView branch_view(const ChatTree& tree);
+
 // ---- operations (each returns what it changed; on error the tree is unchanged) ----
 struct UserTurn {
   std::string content;

@@ -3,6 +3,7 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace qc::gui {
@@ -62,24 +63,49 @@ void ChatPanel::messages(UiContext& ctx) {
   }
   if (cache_for_ != tree->conversation.id) {
     cache_.clear();
+    heights_.clear();
     cache_for_ = tree->conversation.id;
   }
   // Follow the stream when the view is at the bottom (the user scrolled up: leave them there).
   const bool at_bottom = ImGui::GetScrollY() >= ImGui::GetScrollMaxY() - ctx.em() * 2;
-  const std::vector<chat::MessageId> branch = chat::current_branch(*tree);
-  for (chat::MessageId id : branch) {
+  const chat::BranchView view = chat::branch_view(*tree);
+  const chat::ChatTree* const drawn_tree = tree;
+  const size_t n_before = tree->messages.size();
+  const chat::MessageId next_before = tree->next_id;
+  const float width = ImGui::GetContentRegionAvail().x;
+  const float spacing = ImGui::GetStyle().ItemSpacing.y;
+  // The visible part, with a screen of margin either side (scrolling a little never shows a blank).
+  const float screen = ImGui::GetWindowHeight();
+  const float top = ImGui::GetScrollY() - screen, bottom = ImGui::GetScrollY() + 2 * screen;
+  for (size_t i = 0; i < view.branch.size(); ++i) {
+    const chat::MessageId id = view.branch[i];
     const chat::Message* m = chat::find(*tree, id);
     if (m == nullptr) continue;
+    const float y = ImGui::GetCursorPosY();
+    const auto known = heights_.find(id);
+    const bool fresh = known != heights_.end() && known->second.width == width &&
+                       known->second.bytes == m->content.size() + m->thinking.size();
+    // Never drawn, or drawn at another width: a few lines per 100 characters until it is drawn.
+    const float h = fresh ? known->second.height
+                          : ctx.em() * (4.0f + static_cast<float>(m->content.size()) / 100.0f);
+    const bool must_draw = scroll_to_ == id || i + 1 == view.branch.size() ||
+                           m->state == chat::MessageState::kStreaming;
+    if (!must_draw && (y + h < top || y > bottom)) {
+      ImGui::Dummy(ImVec2(1.0f, std::max(0.0f, h - spacing)));
+      continue;
+    }
     if (scroll_to_ == id) {
       ImGui::SetScrollHereY(0.0f);
       scroll_to_ = 0;
     }
-    message_view_.draw(*m, ctx, cache_);
+    message_view_.draw(*m, view.siblings[i], ctx, cache_);
     tree = ctx.chat.tree();  // an action may have changed the tree: stop drawing the old branch
-    if (tree == nullptr || chat::current_branch(*tree) != branch) break;
+    if (tree != drawn_tree || tree == nullptr || tree->messages.size() != n_before || tree->next_id != next_before)
+      break;
+    heights_[id] = {ImGui::GetCursorPosY() - y, width, m->content.size() + m->thinking.size()};
   }
-  const bool grew = branch.size() != last_message_count_;
-  last_message_count_ = branch.size();
+  const bool grew = view.branch.size() != last_message_count_;
+  last_message_count_ = view.branch.size();
   // Follow while streaming, and once more on the frame the reply ends (its stats line appears then).
   const bool streaming = ctx.chat.streaming();
   if (((streaming || was_streaming_) && at_bottom) || grew) ImGui::SetScrollHereY(1.0f);

@@ -2,6 +2,8 @@
 // (streaming reply included), and the input box (Enter sends, Shift+Enter adds a line, Esc stops).
 #pragma once
 
+#include <unordered_map>
+
 #include <string>
 
 #include "markdown_view.h"
@@ -36,6 +38,14 @@ class ChatPanel {
   MessageView message_view_;
   MarkdownCache cache_;
   chat::ConversationId cache_for_ = -1;
+  // Virtualised drawing: each message's height when it was last drawn (with the width and text size it
+  // was drawn at). A message outside the visible part is a blank of that height, one never drawn a
+  // blank of an estimate, so a frame costs the visible messages plus an O(n) walk, whatever the length.
+  struct Drawn {
+    float height = 0, width = 0;
+    size_t bytes = 0;
+  };
+  std::unordered_map<chat::MessageId, Drawn> heights_;
 };
 
 }  // namespace qc::gui

@@ -8,7 +8,8 @@
 #include "format.h"
 
 namespace qc::gui {
-void MessageView::draw(const chat::Message& m, UiContext& ctx, MarkdownCache& cache) {
+void MessageView::draw(const chat::Message& m, const chat::SiblingInfo& siblings, UiContext& ctx,
+                       MarkdownCache& cache) {
   ImGui::PushID(static_cast<int>(m.id));
   const bool user = m.role == chat::Role::kUser;
   const ImVec4 bg = user ? ctx.theme.user_bg : ctx.theme.assistant_bg;
@@ -22,7 +23,7 @@ void MessageView::draw(const chat::Message& m, UiContext& ctx, MarkdownCache& ca
   ImGui::BeginGroup();
   ImGui::PushTextWrapPos(start.x + width - pad - ImGui::GetWindowPos().x + ImGui::GetScrollX());
   ImGui::PushItemWidth(width - 2 * pad);
-  header(m, ctx);
+  header(m, siblings, ctx);
   if (editing_ == m.id) {
     edit_box(m, ctx);
   } else {
@@ -76,12 +77,11 @@ void MessageView::draw(const chat::Message& m, UiContext& ctx, MarkdownCache& ca
   ImGui::PopID();
 }
 
-void MessageView::header(const chat::Message& m, UiContext& ctx) {
+void MessageView::header(const chat::Message& m, const chat::SiblingInfo& sib, UiContext& ctx) {
   const bool user = m.role == chat::Role::kUser;
   ImGui::PushFont(ctx.fonts.bold);
   ImGui::TextUnformatted(user ? "You" : m.role == chat::Role::kAssistant ? "Assistant" : "System");
   ImGui::PopFont();
-  const chat::SiblingInfo sib = chat::sibling_info(*ctx.chat.tree(), m.id);
   if (sib.count > 1) {
     ImGui::SameLine();
     if (ImGui::ArrowButton("##prev", ImGuiDir_Left))

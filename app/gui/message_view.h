@@ -13,13 +13,14 @@ namespace qc::gui {
 
 class MessageView {
  public:
-  // Draws `m`; any action runs through ctx.chat (errors go to ctx.notices).
-  void draw(const chat::Message& m, UiContext& ctx, MarkdownCache& cache);
+  // Draws `m` (`siblings`: its place among its parent's children, from chat::branch_view); any action
+  // runs through ctx.chat (errors go to ctx.notices).
+  void draw(const chat::Message& m, const chat::SiblingInfo& siblings, UiContext& ctx, MarkdownCache& cache);
 
   bool editing() const { return editing_ != 0; }
 
  private:
-  void header(const chat::Message& m, UiContext& ctx);
+  void header(const chat::Message& m, const chat::SiblingInfo& sib, UiContext& ctx);
   void actions(const chat::Message& m, UiContext& ctx);
   void edit_box(const chat::Message& m, UiContext& ctx);
   void stats_line(const chat::Message& m, UiContext& ctx);

@@ -68,6 +68,32 @@ void part_delta(const std::string& before, const std::string& after, std::string
   }
 }
 
+namespace {
+
+// The fewest messages to drop after `first` (keeping the last) so that `tokens`, the encoding of
+// `history`, fits in `budget` tokens; 1 when the turns cannot be told apart in the tokens.
+size_t turns_to_drop(const Tokenizer& tokenizer, const std::vector<int32_t>& tokens,
+                     const std::vector<ChatMessage>& history, const ChatRenderOptions& render, size_t first,
+                     int64_t budget) {
+  const int32_t im_start = tokenizer.special().im_start;
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] == im_start) starts.push_back(i);
+  const size_t sys = !render.system_prompt.empty() && history.front().role != "system" ? 1 : 0;
+  const size_t expected = history.size() + sys + (render.add_generation_prompt ? 1 : 0);
+  if (im_start < 0 || starts.size() != expected) return 1;
+  const size_t from = starts[first + sys];
+  const auto total = static_cast<int64_t>(tokens.size());
+  size_t k = 1;
+  // Keep the last message: at most history.size() - first - 1 dropped.
+  while (first + k + 1 < history.size() &&
+         total - static_cast<int64_t>(starts[first + sys + k] - from) > budget)
+    ++k;
+  return k;
+}
+
+}  // namespace
+
 Result<FittedPrompt> fit_prompt(const Tokenizer& tokenizer, std::vector<ChatMessage> history,
                                 const ChatRenderOptions& render, int n_ctx, int reserve, bool drop_oldest) {
   if (history.empty()) return make_error("the conversation is empty: nothing to answer");
@@ -100,8 +126,16 @@ Result<FittedPrompt> fit_prompt(const Tokenizer& tokenizer, std::vector<ChatMess
                             kContextHolds + std::to_string(n_ctx),
                         "load the model with a longer context (Settings, or --ctx) or shorten the conversation");
     }
-    history.erase(history.begin() + static_cast<std::ptrdiff_t>(first));
-    ++out.dropped_messages;
+    // How many turns to drop, from where each turn starts in the tokens (<|im_start|>; turns are
+    // tokenized apart, special tokens separate them): one encode instead of one per dropped message, which
+    // made a 20,000-message conversation take minutes. One turn less than the count is dropped at once
+    // and the loop finishes one by one, so the result is the minimal drop even if a seam tokenized
+    // differently.
+    const size_t drop = turns_to_drop(tokenizer, out.tokens, history, render, first, n_ctx - reserve);
+    const size_t at_once = drop > 1 ? drop - 1 : 1;
+    history.erase(history.begin() + static_cast<std::ptrdiff_t>(first),
+                  history.begin() + static_cast<std::ptrdiff_t>(first + at_once));
+    out.dropped_messages += static_cast<int>(at_once);
   }
 }
 

@@ -223,6 +223,45 @@ TEST(WorkerFit, DropsEarliestTurnsButKeepsSystemAndLast) {
   EXPECT_NE(none.error().message.find("context holds 10"), std::string::npos) << none.error().message;
 }
 
+// The drop is found from where each turn starts in one encoding, not by re-encoding once per dropped
+// message (minutes for 20,000 messages): for every budget it must equal the one-at-a-time reference, with
+// and without a system prompt from the render options.
+TEST(WorkerFit, DropCountIsTheMinimalOneForEveryBudget) {
+  TempDir dir;
+  ASSERT_TRUE(write_tiny_chat_model(dir.file("m.gguf")).ok());
+  EngineOptions eo;
+  eo.model_path = dir.file("m.gguf");
+  auto engine = Engine::open(eo);
+  ASSERT_TRUE(engine.ok());
+  const Tokenizer& tok = (*engine)->tokenizer();
+  std::vector<ChatMessage> h;
+  for (int i = 0; i < 9; ++i) {
+    h.push_back({"user", "question " + std::to_string(i) + std::string(static_cast<size_t>(i * 7), 'x'), ""});
+    h.push_back({"assistant", "answer " + std::to_string(i) + "\n\nwith a second paragraph", ""});
+  }
+  h.push_back({"user", "the last question", ""});
+  for (const std::string& system : {std::string(), std::string("Be brief.")}) {
+    ChatRenderOptions ro;
+    ro.system_prompt = system;
+    ro.thinking = false;
+    const int full = static_cast<int>(encode_chat(tok, h, ro)->size());
+    for (int budget = 8; budget <= full + 8; budget += 3) {
+      int reference = 0;  // one message at a time, re-encoding every time
+      std::vector<ChatMessage> r = h;
+      while (r.size() > 1 && static_cast<int>(encode_chat(tok, r, ro)->size()) + 4 > budget) {
+        r.erase(r.begin());
+        ++reference;
+      }
+      const bool fits = static_cast<int>(encode_chat(tok, r, ro)->size()) + 4 <= budget;
+      auto got = fit_prompt(tok, h, ro, budget, 4);
+      ASSERT_EQ(got.ok(), fits) << "budget " << budget;
+      if (!fits) continue;
+      EXPECT_EQ(got->dropped_messages, reference) << "budget " << budget << " system '" << system << "'";
+      EXPECT_EQ(got->tokens, *encode_chat(tok, r, ro)) << "budget " << budget;
+    }
+  }
+}
+
 TEST(WorkerDelta, AppendOrReplace) {
   std::string d;
   bool r = true;
