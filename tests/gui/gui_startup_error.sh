@@ -36,11 +36,14 @@ check_case() {
   APP_PID=$!
   wait_for 60 xdotool search --name '^qwenchat · could not start$' ||
     fail "$name: no 'could not start' window appeared"
-  sleep 1  # a few frames drawn
-  import -window root "$ART/$name.png" || fail "$name: no capture"
-  local sd
-  sd=$(identify -format '%[fx:standard_deviation]' "$ART/$name.png")
-  awk -v s="$sd" 'BEGIN { exit !(s > 0.02) }' || fail "$name: the capture is blank (standard deviation $sd)"
+  # Captured until the first frames are drawn (the window exists before them): a hang guard, not a timing.
+  drawn() {
+    import -window root "$ART/$name.png" 2> /dev/null || return 1
+    sd=$(identify -format '%[fx:standard_deviation]' "$ART/$name.png")
+    awk -v s="$sd" 'BEGIN { exit !(s > 0.02) }'
+  }
+  local sd=""
+  wait_for 60 drawn || fail "$name: the capture stays blank (standard deviation $sd)"
   grep -q "$expected" "$ART/app.log" || fail "$name: stderr does not say '$expected'"
   local win
   win=$(xdotool search --name '^qwenchat · could not start$' | head -1)
