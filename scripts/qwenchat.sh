@@ -18,7 +18,7 @@ PACKAGES=(build-essential cmake ninja-build pkg-config git
   clang-14 libclang-rt-14-dev
   xvfb xauth xdotool x11-utils imagemagick libgl1-mesa-dri mesa-utils fonts-dejavu-core
   dpkg-dev help2man lintian desktop-file-utils appstream
-  libcpp-httplib-dev curl)
+  libcpp-httplib-dev curl sqlite3)
 # Node runs the Hugging Face agreement tests (tests/agreement). Debian's packages only when no node/npm
 # is on PATH: NodeSource's nodejs bundles npm and conflicts with Debian's npm package.
 command -v node > /dev/null && command -v npm > /dev/null || PACKAGES+=(nodejs npm)
