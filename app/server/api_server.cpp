@@ -196,11 +196,13 @@ void ApiServer::on_worker_event(const WorkerEvent& event) {
     model_.loaded = false;
     return;
   }
-  if (router_.deliver(event)) {
-    if (const auto* f = std::get_if<GenerationFinished>(&event); f && f->stop_reason != StopReason::error) {
-      metrics_.finished(f->stats, f->stop_reason == StopReason::cancelled);
-    }
+  // A finished generation is counted before its request sees the event: the reply can reach the client
+  // the moment it is delivered, and a client reading /metrics after its reply must find it counted.
+  if (const auto* f = std::get_if<GenerationFinished>(&event);
+      f && f->stop_reason != StopReason::error && router_.knows(f->id)) {
+    metrics_.finished(f->stats, f->stop_reason == StopReason::cancelled);
   }
+  router_.deliver(event);
 }
 
 void ApiServer::answer_error(httplib::Response& res, const ApiError& e) {

@@ -62,6 +62,11 @@ bool EventRouter::deliver(const WorkerEvent& event) {
   return true;
 }
 
+bool EventRouter::knows(uint64_t id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return entries_.count(id) != 0;
+}
+
 int EventRouter::waiting() const {
   std::lock_guard<std::mutex> lock(mutex_);
   int n = 0;

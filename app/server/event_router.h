@@ -41,6 +41,8 @@ class EventRouter {
   void close(uint64_t id);
   // True when the event belongs to a generation opened here (delivered, or dropped after close()).
   bool deliver(const WorkerEvent& event);
+  // True when `id` was opened here and its GenerationFinished has not passed yet.
+  bool knows(uint64_t id) const;
   // Generations opened here that have not started / that run (GenerationStarted seen, not finished).
   int waiting() const;
   int running() const;
