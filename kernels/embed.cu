@@ -44,7 +44,7 @@ std::string num(long long v) {
 
 GpuStatus embed(const EmbedArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.d_tokens && a.out, "embed: d_tokens and out must be non-null");
-  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "embed: M must be in [1, 4], got " + num(a.m));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxRows, "embed: M must be in [1, " + num(kMaxRows) + "], got " + num(a.m));
   QC_GPU_REQUIRE(a.dim > 0 && a.n_vocab > 0, "embed: dim and n_vocab must be positive");
   QC_GPU_REQUIRE(a.ld_out >= a.dim, "embed: ld_out must be >= dim=" + num(a.dim) + ", got " + num(a.ld_out));
   if (a.type == EmbedType::kQ8) {

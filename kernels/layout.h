@@ -23,6 +23,9 @@
 namespace qc::gpu {
 
 inline constexpr int kMaxTokens = 4;  // M: rows of activations a token-path kernel handles at once
+// Rows the row-parallel kernels (RMSNorm, quantiser, SwiGLU, embedding, MTP concat) take: one block or warp
+// per row or block of a row, so M only sizes the grid. The prefill path runs prompt chunks of up to this.
+inline constexpr int kMaxRows = 2048;
 inline constexpr int kQBlock = 32;    // elements per quantisation block (weights and activations)
 
 inline constexpr int q8_row_stride(int cols) {

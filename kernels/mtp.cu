@@ -37,8 +37,8 @@ GpuStatus mtp_concat(const MtpConcatArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.e && a.h && a.enorm && a.hnorm, "mtp_concat: e, h, enorm and hnorm must be non-null");
   QC_GPU_REQUIRE(a.n > 0 && a.n <= kMaxN && a.n % kQBlock == 0,
                  "mtp_concat: H must be a multiple of 32 in [32, 12288], got " + n);
-  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens,
-                 "mtp_concat: M must be in [1, 4], got " + std::to_string(a.m));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxRows,
+                 "mtp_concat: M must be in [1, " + std::to_string(kMaxRows) + "], got " + std::to_string(a.m));
   QC_GPU_REQUIRE(a.ld_e >= a.n && a.ld_h >= a.n, "mtp_concat: ld_e and ld_h must be >= H=" + n);
   QC_GPU_REQUIRE(a.out || a.out_q.hi, "mtp_concat: no output requested");
   QC_GPU_REQUIRE(!a.out || a.ld_out >= 2 * a.n,

@@ -67,7 +67,8 @@ GpuStatus rmsnorm(const RmsNormArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.x && a.weight, "rmsnorm: x and weight must be non-null");
   QC_GPU_REQUIRE(a.n > 0 && a.n <= kMaxNormN,
                  "rmsnorm: n must be in [1, " + num(kMaxNormN) + "], got " + num(a.n));
-  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "rmsnorm: M must be in [1, 4], got " + num(a.m));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxRows,
+                 "rmsnorm: M must be in [1, " + num(kMaxRows) + "], got " + num(a.m));
   QC_GPU_REQUIRE(a.ld_x >= a.n, "rmsnorm: ld_x must be >= n=" + num(a.n) + ", got " + num(a.ld_x));
   QC_GPU_REQUIRE(!a.add || (a.x_out && a.ld_add >= a.n && a.ld_x_out >= a.n),
                  "rmsnorm: the residual add needs x_out and ld_add, ld_x_out >= n=" + num(a.n));
@@ -87,7 +88,8 @@ GpuStatus rmsnorm(const RmsNormArgs& a, cudaStream_t stream) {
 GpuStatus quantize_act(const QuantizeArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.x && a.out.hi, "quantize_act: x and out.hi must be non-null");
   QC_GPU_REQUIRE(a.n > 0, "quantize_act: n must be positive, got " + num(a.n));
-  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "quantize_act: M must be in [1, 4], got " + num(a.m));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxRows,
+                 "quantize_act: M must be in [1, " + num(kMaxRows) + "], got " + num(a.m));
   QC_GPU_REQUIRE(a.ld_x >= a.n, "quantize_act: ld_x must be >= n=" + num(a.n) + ", got " + num(a.ld_x));
   QC_GPU_TRY(check_qout("quantize_act", a.out, a.n));
   const int blocks = a.m * (a.n / kQBlock);

@@ -22,7 +22,7 @@ struct RmsNormArgs {
   int ld_x_out = 0;
   const float* weight = nullptr;  // [n] f32 (GGUF norms already include the +1)
   int n = 0;                      // row length; multiple of 32 when out_q is requested
-  int m = 1;                      // token rows 1..4
+  int m = 1;                      // token rows 1..kMaxRows
   float eps = 1e-6f;
   float* out = nullptr;  // optional [M][ld_out] normed f32
   int ld_out = 0;

@@ -34,8 +34,8 @@ std::string num(long long v) {
 
 GpuStatus swiglu(const SwigluArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.gate && a.up, "swiglu: gate and up must be non-null");
-  QC_GPU_REQUIRE(a.n > 0 && a.m >= 1 && a.m <= kMaxTokens,
-                 "swiglu: need n > 0 and M in [1, 4], got n=" + num(a.n) + " M=" + num(a.m));
+  QC_GPU_REQUIRE(a.n > 0 && a.m >= 1 && a.m <= kMaxRows,
+                 "swiglu: need n > 0 and M in [1, " + num(kMaxRows) + "], got n=" + num(a.n) + " M=" + num(a.m));
   QC_GPU_REQUIRE(a.ld_gate >= a.n && a.ld_up >= a.n, "swiglu: ld_gate and ld_up must be >= n=" + num(a.n));
   QC_GPU_REQUIRE(a.out || a.out_q.hi, "swiglu: no output requested");
   QC_GPU_REQUIRE(!a.out || a.ld_out >= a.n, "swiglu: ld_out must be >= n=" + num(a.n));

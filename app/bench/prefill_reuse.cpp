@@ -79,8 +79,11 @@ json measure_prefill_and_reuse(Backend& be, const PrefillReuseOptions& o,
                                const std::function<bool(const std::string&)>& out_of_time) {
   json out = json::object();
   const int V = be.config().n_vocab;
-  std::printf("\n== prefill (the prompt through forward() in chunks of %d) and conversation state reuse ==\n",
-              be.max_batch());
+  if (be.prefill_rows() > 0)
+    std::printf("\n== prefill (the prompt path, chunks of %d) and conversation state reuse ==\n", be.prefill_rows());
+  else
+    std::printf("\n== prefill (the prompt through forward() in chunks of %d) and conversation state reuse ==\n",
+                be.max_batch());
   json pre = json::array();
   reply(be, nullptr, random_tokens(64, V, 1), 0);  // warm-up: graphs, first launches
   for (int n : o.prefill) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "cuda/prefill_program.h"
 #include "argmax.h"
 #include "attention.h"
 #include "gdn.h"
@@ -135,17 +136,17 @@ Status layout_scratch(const ModelConfig& c, const DeviceModel& m, int sm_count, 
 }
 
 std::string MemoryEstimate::describe() const {
-  char buf[320];
+  char buf[400];
   std::snprintf(buf, sizeof buf,
                 "%.2f GiB (weights %.2f, KV cache %.2f for n_ctx=%d, recurrent state %.2f, MTP state history "
-                "%.2f, scratch %.2f, one state snapshot %.2f)",
+                "%.2f, scratch %.2f, prompt path %.2f, one state snapshot %.2f)",
                 gib(total()), gib(weights), gib(kv_cache), n_ctx, gib(recurrent), gib(history), gib(scratch),
-                gib(snapshot));
+                gib(prefill), gib(snapshot));
   return buf;
 }
 
 Result<MemoryEstimate> estimate_memory(const ModelConfig& c, const ModelWeights& w, bool have_data, int n_ctx,
-                                       bool with_history, int sm_count) {
+                                       bool with_history, int sm_count, int prefill_rows) {
   Carver wc;
   QC_ASSIGN(const DeviceModel m, layout_model(c, w, have_data, wc));
   Carver rec, hist, kv, sc;
@@ -160,6 +161,10 @@ Result<MemoryEstimate> estimate_memory(const ModelConfig& c, const ModelWeights&
   e.history = hist.bytes();
   e.scratch = sc.bytes();
   e.snapshot = rec.bytes();
+  Carver pc;
+  PrefillBuffers pb;
+  QC_TRY(layout_prefill(c, m, prefill_rows, pc, &pb));
+  e.prefill = pc.bytes();
   e.n_ctx = n_ctx;
   return e;
 }

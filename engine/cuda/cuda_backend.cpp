@@ -103,6 +103,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   if (options.n_ctx < 1) return make_error("CUDA backend: n_ctx must be positive, got " + num(options.n_ctx));
   if (options.max_batch < 1)
     return make_error("CUDA backend: max_batch must be positive, got " + num(options.max_batch));
+  if (options.prefill_rows < 0 || options.prefill_rows > gpu::kMaxRows)
+    return make_error("CUDA backend: prefill_rows must be in [0, " + num(gpu::kMaxRows) + "], got " +
+                      num(options.prefill_rows));
   KernelConfig kc = options.kernels;
   kc.probes = kc.probes || options.probes;
   if (const std::string bad = kc.validate(); !bad.empty()) return make_error("kernel config: " + bad);
@@ -122,8 +125,10 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   b->sm_count_ = prop.multiProcessorCount;
 
   // 1. The estimate, before any allocation.
-  QC_ASSIGN(b->mem_,
-            estimate_memory(config, weights, have_data, b->n_ctx_, /*with_history=*/true, b->sm_count_));
+  // The prompt path's chunk never exceeds the context (a small model's 512 positions need no 1024 rows).
+  int prefill_rows = std::min(options.prefill_rows, options.n_ctx);
+  QC_ASSIGN(b->mem_, estimate_memory(config, weights, have_data, b->n_ctx_, /*with_history=*/true, b->sm_count_,
+                                     prefill_rows));
   size_t free_b = 0, total_b = 0;
   QC_CU(cudaMemGetInfo(&free_b, &total_b));
   const uint64_t avail = options.memory_limit ? options.memory_limit : free_b;
@@ -139,8 +144,19 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
                   "after a rejection instead (exact, one extra weight pass per rejection)",
                   gib(b->mem_.history));
     b->load_note_ = note;
-    QC_ASSIGN(b->mem_,
-              estimate_memory(config, weights, have_data, b->n_ctx_, /*with_history=*/false, b->sm_count_));
+    QC_ASSIGN(b->mem_, estimate_memory(config, weights, have_data, b->n_ctx_, /*with_history=*/false,
+                                       b->sm_count_, prefill_rows));
+  }
+  // Then the prompt path's buffers: without them prompts run at decode speed, but the model loads.
+  if (b->mem_.total() + kMemoryReserve > avail && b->mem_.prefill > 0 &&
+      b->mem_.total() - b->mem_.prefill + kMemoryReserve <= avail) {
+    char note[200];
+    std::snprintf(note, sizeof note,
+                  "the prompt path's buffers (%.2f GiB) do not fit: prompts are processed at decode speed",
+                  gib(b->mem_.prefill));
+    b->load_note_ += (b->load_note_.empty() ? "" : "; ") + std::string(note);
+    prefill_rows = 0;
+    QC_ASSIGN(b->mem_, estimate_memory(config, weights, have_data, b->n_ctx_, with_history, b->sm_count_, 0));
   }
   b->spec_capable_ = with_history;  // false only where a history was needed (GDN layers and an MTP block)
   if (b->mem_.total() + kMemoryReserve > avail) {
@@ -157,15 +173,18 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   QC_TRY(b->history_block_.allocate(b->mem_.history, "MTP state history"));
   QC_TRY(b->kv_block_.allocate(b->mem_.kv_cache, "KV cache"));
   QC_TRY(b->scratch_block_.allocate(b->mem_.scratch, "scratch"));
+  QC_TRY(b->prefill_block_.allocate(b->mem_.prefill, "prompt path buffers"));
   Carver wc(b->weights_block_.get()), rc(b->recurrent_block_.get()), hc2(b->history_block_.get()),
-      kc2(b->kv_block_.get()), sc(b->scratch_block_.get());
+      kc2(b->kv_block_.get()), sc(b->scratch_block_.get()), pc(b->prefill_block_.get());
   QC_ASSIGN(b->model_, layout_model(config, weights, have_data, wc));
   QC_TRY(layout_state(config, b->model_, b->n_ctx_, rc, hc2, kc2, &b->st_, with_history));
   QC_TRY(layout_scratch(config, b->model_, b->sm_count_, sc, &b->sc_));
+  QC_TRY(layout_prefill(config, b->model_, prefill_rows, pc, &b->pb_));
   if (wc.bytes() != b->mem_.weights || rc.bytes() != b->mem_.recurrent || hc2.bytes() != b->mem_.history ||
-      kc2.bytes() != b->mem_.kv_cache || sc.bytes() != b->mem_.scratch)
+      kc2.bytes() != b->mem_.kv_cache || sc.bytes() != b->mem_.scratch || pc.bytes() != b->mem_.prefill)
     return make_error("CUDA backend: internal: the layout differs from the estimate");
   b->prog_ = std::make_unique<StepProgram>(b->c_, b->model_, b->st_, b->sc_, b->n_ctx_);
+  b->prefill_ = std::make_unique<PrefillProgram>(b->c_, b->model_, b->st_, b->sc_, b->pb_, b->n_ctx_);
 
   QC_CU(cudaStreamCreateWithFlags(&b->stream_, cudaStreamNonBlocking));
   QC_CU(cudaStreamCreateWithFlags(&b->capture_stream_, cudaStreamNonBlocking));
@@ -179,6 +198,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
     b->h_logits_ = hc.take<float>(static_cast<size_t>(options.max_batch) * V);
     b->h_hidden_ = hc.take<float>(static_cast<size_t>(options.max_batch) * H);
     b->h_steps_ = hc.take<int>(chunks * 8);
+    b->h_prefill_ = hc.take<int>(2 * static_cast<size_t>(prefill_rows) + 3);
     b->h_mtp_step_ = hc.take<int>(8);
     b->h_mtp_hin_ = hc.take<float>(H);
     b->h_mtp_logits_ = hc.take<float>(V);
@@ -407,6 +427,74 @@ Result<StepOutput> CudaBackend::run_forward(std::span<const int32_t> tokens, int
   out.n_embd = c_.n_embd;
   out.logits = std::span<const float>(h_logits_, static_cast<size_t>(n) * V);
   out.hidden = std::span<const float>(h_hidden_, static_cast<size_t>(n) * H);
+  return out;
+}
+
+// The prompt path (backend.h, cuda/prefill_program.h): eager launches (a chunk is thousands of rows'
+// work; a graph would save little and need one capture per chunk length), the last row's logits and
+// hidden state back in the pinned buffers. A failure part-way leaves the state unknown: the caller resets.
+Result<StepOutput> CudaBackend::prefill(std::span<const int32_t> tokens, int pos, const PrefillMtp& mtp) {
+  const int n = static_cast<int>(tokens.size());
+  const char* who = "cuda prefill: ";
+  if (pb_.rows == 0) return make_error(who + std::string("the prompt path is off (prefill_rows = 0)"));
+  if (spec_n_ > 0)
+    return make_error(who + std::string("a speculative forward is pending"), "commit(m) it (or reset) first");
+  if (n < 1 || n > pb_.rows)
+    return make_error(who + num(n) + " tokens in one call, expected 1.." + num(pb_.rows),
+                      "split the prompt into chunks of prefill_rows() tokens");
+  if (pos != pos_)
+    return make_error(who + std::string("position ") + num(pos) + " does not continue the context (expected " +
+                          num(pos_) + ")",
+                      "the recurrent state has no random access: restore a snapshot or reset first");
+  if (static_cast<long long>(pos) + n > n_ctx_)
+    return make_error(who + std::string("context full: ") + num(pos) + " + " + num(n) + " tokens exceed n_ctx = " +
+                          num(n_ctx_),
+                      "start a new conversation or raise --ctx");
+  for (int i = 0; i < n; ++i)
+    if (tokens[i] < 0 || tokens[i] >= c_.n_vocab)
+      return make_error(who + std::string("token ") + num(i) + " = " + num(tokens[i]) +
+                        " is outside the vocabulary 0.." + num(c_.n_vocab - 1));
+  const bool entries = mtp.entries && model_.has_mtp;
+  if (entries && mtp.next_token >= c_.n_vocab)
+    return make_error(who + std::string("next token ") + num(mtp.next_token) + " is outside the vocabulary");
+  if (entries && !mtp.prev_hidden.empty() && mtp.prev_hidden.size() != static_cast<size_t>(c_.n_embd))
+    return make_error(who + std::string("prev_hidden has ") + num(static_cast<long long>(mtp.prev_hidden.size())) +
+                      " values, expected n_embd = " + num(c_.n_embd));
+  if (entries && !mtp.prev_hidden.empty() && pos == 0)
+    return make_error(who + std::string("prev_hidden at position 0: there is no position before it"));
+  QC_TRY(apply_config());
+  const size_t V = static_cast<size_t>(c_.n_vocab), H = static_cast<size_t>(c_.n_embd);
+  const int rows = pb_.rows;
+  int* hp = h_prefill_;                      // positions pos-1+r, r = 0..rows+1
+  int* ht = h_prefill_ + rows + 2;           // tokens, then the next one
+  for (int r = 0; r < n + 2; ++r) hp[r] = pos - 1 + r;
+  for (int i = 0; i < n; ++i) ht[i] = tokens[static_cast<size_t>(i)];
+  ht[n] = entries && mtp.next_token >= 0 ? mtp.next_token : 0;
+  QC_CU(cudaMemcpyAsync(pb_.pos, hp, static_cast<size_t>(n + 2) * sizeof(int), cudaMemcpyHostToDevice, stream_));
+  QC_CU(cudaMemcpyAsync(pb_.tokens, ht, static_cast<size_t>(n + 1) * sizeof(int), cudaMemcpyHostToDevice, stream_));
+  PrefillChunk ch;
+  ch.pos = pos;
+  ch.n = n;
+  ch.mtp = entries;
+  ch.prev_hidden = entries && !mtp.prev_hidden.empty();
+  ch.next_token = entries && mtp.next_token >= 0;
+  if (ch.prev_hidden) {
+    std::memcpy(h_mtp_hin_, mtp.prev_hidden.data(), H * sizeof(float));
+    QC_CU(cudaMemcpyAsync(pb_.hidden, h_mtp_hin_, H * sizeof(float), cudaMemcpyHostToDevice, stream_));
+  }
+  QC_TRY(prefill_->enqueue(ch, stream_));
+  QC_CU(cudaMemcpyAsync(h_logits_, sc_.logits, V * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+  QC_CU(cudaMemcpyAsync(h_hidden_, pb_.hidden + static_cast<size_t>(n) * H, H * sizeof(float),
+                        cudaMemcpyDeviceToHost, stream_));
+  QC_CU(cudaStreamSynchronize(stream_));
+  pos_ = pos + n;
+  norms_valid_ = false;  // the prompt path has no probes; the diagnostics show decode tokens' norms
+  StepOutput out;
+  out.n_tokens = 1;
+  out.n_vocab = c_.n_vocab;
+  out.n_embd = c_.n_embd;
+  out.logits = std::span<const float>(h_logits_, V);
+  out.hidden = std::span<const float>(h_hidden_, H);
   return out;
 }
 

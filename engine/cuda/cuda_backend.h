@@ -40,6 +40,7 @@
 #include "cuda/buffers.h"
 #include "cuda/cuda_util.h"
 #include "cuda/device_model.h"
+#include "cuda/prefill_program.h"
 #include "cuda/read_ceiling.h"
 #include "cuda/step_program.h"
 #include "generate/backend.h"
@@ -50,6 +51,10 @@ namespace qc::cuda {
 struct CudaBackendOptions {
   int n_ctx = 4096;
   int max_batch = 64;  // tokens per forward() call (host logits buffer [max_batch][n_vocab])
+  // Tokens per prefill() chunk on the prompt path (cuda/prefill_program.h); 0 = no prompt path, prompts
+  // go through forward(). 1024 rows cost 0.45 GiB of buffers for the 27B shapes; the load drops the path
+  // (with a note) when it alone does not fit.
+  int prefill_rows = 1024;
   KernelConfig kernels;
   bool probes = false;  // or kernels.probes
   int device = 0;
@@ -95,6 +100,8 @@ class CudaBackend final : public Backend {
   int max_batch() const override { return opt_.max_batch; }
   void reset() override;
   Result<StepOutput> forward(std::span<const int32_t> tokens, int pos) override;
+  int prefill_rows() const override { return pb_.rows; }
+  Result<StepOutput> prefill(std::span<const int32_t> tokens, int pos, const PrefillMtp& mtp) override;
   bool has_mtp() const override { return model_.has_mtp; }
   Result<StepOutput> mtp_forward(int32_t token, std::span<const float> hidden, int pos) override;
   std::unique_ptr<StateSnapshot> snapshot() const override;
@@ -177,17 +184,20 @@ class CudaBackend final : public Backend {
   double read_ceiling_gbs_ = 0.0;
   bool spec_capable_ = true;  // the GDN state history exists (or there is no GDN layer to keep)
   std::string load_note_;     // what the load chose that the user should know (BackendInfo::note)
-  DeviceBlock weights_block_, recurrent_block_, history_block_, kv_block_, scratch_block_;
+  DeviceBlock weights_block_, recurrent_block_, history_block_, kv_block_, scratch_block_, prefill_block_;
   DeviceModel model_;
   StateBuffers st_;
   Scratch sc_;
   std::unique_ptr<StepProgram> prog_;
+  PrefillBuffers pb_;
+  std::unique_ptr<PrefillProgram> prefill_;
   cudaStream_t stream_ = nullptr;
   cudaStream_t capture_stream_ = nullptr;
   PinnedBlock host_block_;
   float* h_logits_ = nullptr;  // [max_batch][V]
   float* h_hidden_ = nullptr;  // [max_batch][H]
   int* h_steps_ = nullptr;     // [chunks][8]
+  int* h_prefill_ = nullptr;   // [rows + 2] positions, then [rows + 1] tokens (PrefillBuffers)
   int* h_mtp_step_ = nullptr;  // [8]
   float* h_mtp_hin_ = nullptr;
   float* h_mtp_logits_ = nullptr;

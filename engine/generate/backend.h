@@ -69,6 +69,28 @@ class Backend {
   virtual bool has_mtp() const = 0;
   virtual Result<StepOutput> mtp_forward(int32_t token, std::span<const float> hidden, int pos) = 0;
 
+  // ---- The prompt path (optional): prompt chunks on kernels of their own ----
+  // Most tokens one prefill() call takes; 0 = none, prompts go through forward() in chunks of max_batch().
+  virtual int prefill_rows() const { return 0; }
+  // Runs prompt tokens at pos .. pos+n-1 (1 <= n <= prefill_rows(), same checks as forward()) and returns
+  // the last token's logits and hidden state only (n_tokens == 1). The path's bits differ from forward()'s
+  // (other kernels) but do not depend on how a prompt is split into calls: a state that a prefill reached
+  // is reproducible, one that decoded tokens reached is not (runtime/prefix_cache.h keeps to the first).
+  // With mtp.entries (and an MTP block) it also writes the MTP cache entries whose next token it knows
+  // (generator.cpp's notation: the entry at q comes from x_{q+1} and h_q): q = pos-1 when prev_hidden holds
+  // h_{pos-1}, q = pos .. pos+n-2 from the chunk, and q = pos+n-1 when next_token >= 0.
+  struct PrefillMtp {
+    bool entries = false;
+    std::span<const float> prev_hidden;  // empty or [n_embd]
+    int32_t next_token = -1;
+  };
+  virtual Result<StepOutput> prefill(std::span<const int32_t> tokens, int pos, const PrefillMtp& mtp) {
+    (void)tokens;
+    (void)pos;
+    (void)mtp;
+    return make_error(info().name + ": no prompt path of its own (prefill_rows() == 0)");
+  }
+
   virtual std::unique_ptr<StateSnapshot> snapshot() const = 0;
   // restore(snapshot()) needs the KV entries of the positions before it still in the caches (same epoch,
   // no other tokens written there since). restore(snapshot_context()) does not: that copy also holds the

@@ -198,7 +198,48 @@ void Generator::emit(Run& run, int32_t token, std::span<const float> logits_row)
   }
 }
 
+// The backend's prompt path: chunks of prefill_rows() tokens (ending at the checkpoint), each returning
+// its last row only; the backend writes the MTP entries, including the one before the prompt when this
+// generator kept h_{start-1} and the one at a chunk's last position from the next chunk's first token.
+// Every prompt token goes through this path, even a single one, so that a state reached at a turn
+// boundary has the same bits however the conversation got there (runtime/prefix_cache.h).
+Status Generator::prefill_path(Run& run) {
+  const std::vector<int32_t>& prompt = run.req.prompt;
+  const int n = static_cast<int>(prompt.size());
+  const size_t e = static_cast<size_t>(run.n_embd);
+  std::vector<float> prev;
+  if (run.use_mtp && run.start > 0 && last_hidden_pos_ == run.start - 1 && last_hidden_.size() == e)
+    prev = last_hidden_;
+  last_hidden_pos_ = -1;
+  const int chunk = std::max(1, backend_.prefill_rows());
+  for (int c0 = 0, len = 0; c0 < n; c0 += len) {
+    if (c0 > 0 && cancelled(run)) {
+      run.stop(StopReason::cancelled);
+      return Status::success();
+    }
+    len = std::min(chunk, n - c0);
+    const int cp = run.req.checkpoint;
+    if (cp > c0 && cp < c0 + len) len = cp - c0;  // a chunk ends at the checkpoint
+    Backend::PrefillMtp mtp;
+    mtp.entries = run.use_mtp;
+    if (c0 == 0) mtp.prev_hidden = prev;
+    if (c0 + len < n) mtp.next_token = prompt[static_cast<size_t>(c0 + len)];
+    QC_ASSIGN(const StepOutput out,
+              backend_.prefill(std::span<const int32_t>(prompt).subspan(static_cast<size_t>(c0),
+                                                                         static_cast<size_t>(len)),
+                               run.start + c0, mtp));
+    ++run.res.stats.forward_passes;
+    QC_TRY(check_output(out, 1, run.n_vocab, run.n_embd, true, "prefill"));
+    copy_into(run.first_row, 0, out.logits);
+    last_hidden_.assign(out.hidden.begin(), out.hidden.end());
+    last_hidden_pos_ = run.start + c0 + len - 1;
+    if (c0 + len == cp && run.obs.on_checkpoint) run.obs.on_checkpoint(std::span<const float>(last_hidden_));
+  }
+  return Status::success();
+}
+
 Status Generator::prefill(Run& run) {
+  if (backend_.prefill_rows() > 0) return prefill_path(run);
   const std::vector<int32_t>& prompt = run.req.prompt;
   const int n = static_cast<int>(prompt.size());
   const size_t e = static_cast<size_t>(run.n_embd);

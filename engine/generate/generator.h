@@ -127,6 +127,7 @@ class Generator {
   struct Run;  // one call's state (generator.cpp)
   Status validate(const GenerateRequest& request) const;
   Status prefill(Run& run);
+  Status prefill_path(Run& run);  // the backend's own prompt path (Backend::prefill)
   Status step(Run& run);
   Status fill_mtp(Run& run, int32_t token, std::span<const float> hidden, int pos);
   void emit(Run& run, int32_t token, std::span<const float> logits_row);

@@ -29,8 +29,8 @@ Result<int> PrefixCache::prepare(Backend& backend, Generator& generator, std::sp
 
   // 1. The prompt extends the live state (the next message; the live hidden feeds MTP's entry there).
   const bool live_hidden_ok = !mtp || live_.empty() || !live_hidden_.empty();
-  if (live_valid_ && !live_.empty() && shared == live_.size() && shared < n && (!mtp || live_mtp_) &&
-      live_hidden_ok) {
+  if (live_valid_ && !live_decoded_ && !live_.empty() && shared == live_.size() && shared < n &&
+      (!mtp || live_mtp_) && live_hidden_ok) {
     generator.set_context_hidden(static_cast<int>(shared) - 1, live_hidden_);
     run_mtp_ = mtp && live_mtp_;
     return static_cast<int>(shared);
@@ -58,6 +58,7 @@ Result<int> PrefixCache::prepare(Backend& backend, Generator& generator, std::sp
       live_ = parked->tokens;
       live_hidden_ = parked->hidden;
       live_mtp_ = parked->mtp;
+      live_decoded_ = false;
       live_valid_ = true;
       generator.set_context_hidden(static_cast<int>(live_.size()) - 1, live_hidden_);
       return static_cast<int>(live_.size());
@@ -70,6 +71,7 @@ Result<int> PrefixCache::prepare(Backend& backend, Generator& generator, std::sp
       live_ = best->tokens;
       live_hidden_ = best->hidden;
       live_mtp_ = best->mtp;
+      live_decoded_ = false;
       live_valid_ = true;
       generator.set_context_hidden(static_cast<int>(live_.size()) - 1, live_hidden_);
       return static_cast<int>(live_.size());
@@ -84,6 +86,7 @@ Result<int> PrefixCache::prepare(Backend& backend, Generator& generator, std::sp
   live_.clear();
   live_hidden_.clear();
   live_mtp_ = true;  // nothing held, nothing missing
+  live_decoded_ = false;
   live_valid_ = true;
   generator.set_context_hidden(-1, {});
   return 0;
@@ -115,6 +118,7 @@ void PrefixCache::finish(Backend& backend, const Generator& generator, std::span
     return;
   }
   live_mtp_ = live_mtp_ && run_mtp_;
+  live_decoded_ = backend.prefill_rows() > 0 && pos > prompt.size();
   live_.assign(prompt.begin(), prompt.begin() + static_cast<std::ptrdiff_t>(std::min(pos, prompt.size())));
   if (pos > prompt.size())
     live_.insert(live_.end(), generated.begin(), generated.begin() + static_cast<std::ptrdiff_t>(pos - prompt.size()));
@@ -136,6 +140,7 @@ void PrefixCache::park(Backend& backend) {
   live_ = turn->tokens;  // the backend holds exactly these now
   live_hidden_ = turn->hidden;
   live_mtp_ = turn->mtp;
+  live_decoded_ = false;
   std::unique_ptr<StateSnapshot> snap = backend.snapshot_context();
   if (!snap || snap->bytes() > budget_) return;
   std::erase_if(parked_, [&](const Entry& e) { return e.conversation == conversation_; });
@@ -159,6 +164,7 @@ void PrefixCache::clear() {
   live_.clear();
   live_hidden_.clear();
   live_mtp_ = false;
+  live_decoded_ = false;
 }
 
 PrefixCacheStats PrefixCache::stats() const {

@@ -14,8 +14,12 @@
 // first reply token's). Entries a reset made unusable (the backend's epoch) are dropped.
 //
 // Bits: a reply after reuse equals the reply after a fresh prefill when the backend's per-position
-// results do not depend on how the positions are grouped into forward() calls (both backends: the CPU
-// reference by construction, CUDA since attention splits by position only, tests/gpu/test_prefix_reuse).
+// results do not depend on how the positions are grouped into calls (both backends: the CPU reference by
+// construction, CUDA since attention splits by position only and its prompt path computes every row on
+// its own, tests/unit/test_prefix_reuse_cuda). A backend with a prompt path of its own (prefill_rows() > 0:
+// CUDA) computes prompt positions with other kernels than decoded ones, so a state that decoded tokens
+// reached is never continued: the next message restarts at the previous reply's turn boundary and
+// prefills that reply again (at prompt speed: ~0.1 s for 500 tokens on the 27B, docs/PERFORMANCE.md).
 // MTP cache entries are part of the state: a state built without MTP is not reused by a reply with MTP.
 //
 // Memory: snapshots live where the backend keeps its state (device memory for CUDA); their total stays
@@ -95,6 +99,10 @@ class PrefixCache {
   std::vector<int32_t> live_;
   std::vector<float> live_hidden_;
   bool live_mtp_ = false;
+  // The live state holds decoded positions and the backend has a prompt path of its own, whose bits differ
+  // from the decode step's: continuing it would give other bits than a fresh prefill, so the next prompt
+  // restarts from the last turn-boundary snapshot (which only prefills wrote) instead.
+  bool live_decoded_ = false;
   bool run_mtp_ = false;  // the reply being generated: MTP entries complete for everything it adds
   bool cleared_in_run_ = false;  // clear() since prepare(): finish() keeps nothing
 };

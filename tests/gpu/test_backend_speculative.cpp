@@ -232,6 +232,10 @@ class FallbackBackend final : public Backend {
   Result<StepOutput> forward(std::span<const int32_t> tokens, int pos) override {
     return b_.forward(tokens, pos);
   }
+  int prefill_rows() const override { return b_.prefill_rows(); }  // the same prompt path
+  Result<StepOutput> prefill(std::span<const int32_t> tokens, int pos, const PrefillMtp& mtp) override {
+    return b_.prefill(tokens, pos, mtp);
+  }
   bool has_mtp() const override { return b_.has_mtp(); }
   Result<StepOutput> mtp_forward(int32_t token, std::span<const float> hidden, int pos) override {
     return b_.mtp_forward(token, hidden, pos);

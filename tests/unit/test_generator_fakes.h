@@ -46,6 +46,9 @@ struct FakeOptions {
   // Most tokens forward_speculative() takes (keeps the state after every position for commit()); 0 = no
   // support, the generator restores a snapshot and re-runs.
   int speculative_tokens = 0;
+  // Most tokens prefill() takes (Backend's prompt path: last row only, MTP entries written by the
+  // backend); 0 = no prompt path.
+  int prefill_rows = 0;
 };
 
 class FakeSnapshot : public StateSnapshot {
@@ -134,6 +137,41 @@ class FakeBackend : public Backend {
     return StepOutput{static_cast<int>(n), o_.n_vocab, kEmbd, logits_, hidden_};
   }
 
+  // The prompt path per its contract (backend.h): forward()'s states, the last row only, and the MTP
+  // entries the chunk knows the next token of, recorded like mtp_forward() records them.
+  int prefill_rows() const override { return o_.prefill_rows; }
+  Result<StepOutput> prefill(std::span<const int32_t> tokens, int pos, const PrefillMtp& mtp) override {
+    ++prefill_calls;
+    if (o_.prefill_rows == 0) return make_error("fake prefill: no prompt path");
+    if (tokens.empty() || static_cast<int>(tokens.size()) > o_.prefill_rows)
+      return make_error("fake prefill: chunk size out of range");
+    if (mtp.entries && !mtp.prev_hidden.empty() && mtp.prev_hidden.size() != kEmbd)
+      return make_error("fake prefill: bad prev_hidden size");
+    const int calls = forward_calls;
+    auto out = forward(tokens, pos);
+    forward_calls = calls;
+    if (!out.ok()) return out;
+    const size_t n = tokens.size(), v = static_cast<size_t>(o_.n_vocab);
+    if (mtp.entries && o_.has_mtp) {
+      if (!mtp.prev_hidden.empty()) {
+        record(mtp_token, pos - 1, tokens[0]);
+        record(mtp_state, pos - 1, decode(mtp.prev_hidden.data()));
+        prev_entries += 1;
+      }
+      for (size_t i = 0; i + 1 < n; ++i) {
+        record(mtp_token, pos + static_cast<int>(i), tokens[i + 1]);
+        record(mtp_state, pos + static_cast<int>(i), kept_[i]);
+      }
+      if (mtp.next_token >= 0) {
+        record(mtp_token, pos + static_cast<int>(n) - 1, mtp.next_token);
+        record(mtp_state, pos + static_cast<int>(n) - 1, kept_[n - 1]);
+      }
+    }
+    last_logits_.assign(logits_.end() - static_cast<std::ptrdiff_t>(v), logits_.end());
+    last_hidden_.assign(hidden_.end() - kEmbd, hidden_.end());
+    return StepOutput{1, o_.n_vocab, kEmbd, last_logits_, last_hidden_};
+  }
+
   int max_speculative_tokens() const override { return o_.speculative_tokens; }
   Result<StepOutput> forward_speculative(std::span<const int32_t> tokens, int pos) override {
     if (spec_n_ > 0) return make_error("fake forward_speculative: a speculative forward is pending");
@@ -199,6 +237,7 @@ class FakeBackend : public Backend {
 
   // Records (per position, rewritten when a position is run again).
   int forward_calls = 0, mtp_calls = 0, restores = 0, speculative_calls = 0, commits = 0;
+  int prefill_calls = 0, prev_entries = 0;
   int64_t tokens_run = 0;
   std::vector<int32_t> token_at;
   std::vector<uint64_t> state_at;
@@ -226,7 +265,7 @@ class FakeBackend : public Backend {
   uint64_t h_ = kInitialState;
   std::vector<uint64_t> kept_;  // state after each token of the last forward call
   int spec_n_ = 0, spec_pos_ = 0;
-  std::vector<float> logits_, hidden_, mtp_logits_, mtp_hidden_;
+  std::vector<float> logits_, hidden_, mtp_logits_, mtp_hidden_, last_logits_, last_hidden_;
 };
 
 // Token i's text is "<i>" except where `bytes` overrides it; `control` ids produce no text.

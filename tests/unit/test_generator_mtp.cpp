@@ -281,3 +281,62 @@ TEST(GeneratorMtp, SampledSpeculationIsDeterministicPerSeed) {
 
 }  // namespace
 }  // namespace qc
+
+namespace qc {
+namespace {
+
+// The backend's prompt path (Backend::prefill): the generator sends every prompt token through it in
+// chunks of prefill_rows() (ending at the checkpoint), and the MTP cache still holds the true triple for
+// every position -- the backend writes the ones inside a chunk and at its end from the next chunk's first
+// token, and the one before a continued prompt from the hidden state the generator kept.
+TEST(GeneratorPromptPath, SameTokensAndACompleteMtpCacheForEveryChunking) {
+  const auto p1 = make_prompt(23, 48);
+  for (const int rows : {1, 4, 7, 23, 64})
+    for (const int draft : {0, 1, 3}) {
+      const std::string label = "rows " + std::to_string(rows) + " draft " + std::to_string(draft);
+      FakeOptions o;
+      FakeBackend base_backend(o);
+      o.prefill_rows = rows;
+      FakeBackend b(o);
+      Generator base(base_backend, testing::fake_text(), GeneratorOptions{64});
+      Generator g(b, testing::fake_text(), GeneratorOptions{64});
+      GenerateRequest req = request(p1, 20, draft);
+      req.checkpoint = 11;
+      int checkpoints = 0;
+      GenerateObserver obs;
+      obs.on_checkpoint = [&](std::span<const float> hidden) {
+        ++checkpoints;
+        EXPECT_EQ(b.position(), 11) << label;
+        EXPECT_EQ(hidden.size(), static_cast<size_t>(FakeBackend::kEmbd)) << label;
+      };
+      auto r1 = g.generate(req, obs);
+      auto w1 = base.generate(request(p1, 20, 0));
+      ASSERT_TRUE(r1.ok() && w1.ok()) << label;
+      ASSERT_EQ(r1->stop_reason, StopReason::max_tokens) << label << " " << r1->error;
+      EXPECT_EQ(r1->tokens, w1->tokens) << label;
+      EXPECT_EQ(checkpoints, 1) << label;
+      const int chunks = (11 + rows - 1) / rows + (12 + rows - 1) / rows;
+      EXPECT_EQ(b.prefill_calls, chunks) << label;
+      EXPECT_EQ(r1->stats.forward_passes, chunks + r1->stats.decode_steps + r1->stats.rerun_passes) << label;
+      if (draft > 0) expect_consistent(b, context_of(p1, *r1), label);
+      // A continued conversation: the entry before the new prompt comes through prev_hidden.
+      std::vector<int32_t> p2 = {r1->tokens.back(), 3, 1, 4, 1, 5};
+      auto r2 = g.generate(request(p2, 10, draft));
+      auto w2 = base.generate(request(p2, 10, 0));
+      ASSERT_TRUE(r2.ok() && w2.ok()) << label;
+      EXPECT_EQ(r2->tokens, w2->tokens) << label;
+      if (draft > 0) {
+        EXPECT_EQ(b.prev_entries, 1) << label;
+        std::vector<int32_t> context = context_of(p1, *r1);
+        const auto second = context_of(p2, *r2);
+        context.insert(context.end(), second.begin(), second.end());
+        expect_consistent(b, context, label);
+      }
+      EXPECT_EQ(b.forward_calls, r1->stats.decode_steps + r1->stats.rerun_passes + r2->stats.decode_steps +
+                                     r2->stats.rerun_passes)
+          << label << ": prompt tokens went through forward()";
+    }
+}
+
+}  // namespace
+}  // namespace qc

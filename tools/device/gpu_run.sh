@@ -10,7 +10,8 @@
 #   OUT                      where logs go (the device tool sets it; default ./device_out)
 #   QWENCHAT_DEVICE_PREFIX   prefix holding the engine's Debian libraries (pcre2, sentencepiece, nlohmann
 #                            json, gtest): added to CMAKE_PREFIX_PATH, PKG_CONFIG_PATH, LD_LIBRARY_PATH
-#   QWENCHAT_GPU_STEPS       steps to run (default: "info build tests bench backend worker decode")
+#   QWENCHAT_GPU_STEPS       steps to run (default: "info build tests bench backend worker decode"; also
+#                            reuse: state reuse + prefill bench, gemm: the prompt path's GEMM bench)
 #   QWENCHAT_BENCH_ARGS      extra arguments for qwenchat-gemv-bench (e.g. --quick)
 #   QWENCHAT_DECODE_ARGS     extra arguments for qwenchat-bench (e.g. --quick, --variants tile,hu)
 #   QWENCHAT_DEVICE_JOBS     parallel build jobs (default: all cores; fewer while the GPU trains)
@@ -69,7 +70,7 @@ step_build() {
     BUILD="$BUILD-kernels"
     cmake -S "$ROOT/kernels" -B "$BUILD" "${common[@]}" >> "$OUT/configure.log" 2>&1 || return 1
   fi
-  local targets=(qwenchat-gemv-bench)
+  local targets=(qwenchat-gemv-bench qwenchat-gemm-bench)
   local t
   for t in qwenchat_gpu_tests qwenchat-bench qwenchat-cli qwenchat-mkmodel qwenchat-convert qwenchat_unit_tests; do
     if grep -q "build $t:\|build [^:]*/$t:" "$BUILD/build.ninja" 2>/dev/null; then targets+=("$t"); fi
@@ -121,6 +122,17 @@ step_bench() {
 # The CUDA backend: its GPU tests (test_backend_*.cpp), then the CLI end to end on a generated model with
 # the real 0.8B layer shapes (4 layers, 4096-token vocabulary): greedy text per variant/switch, and greedy
 # with MTP against greedy without. Everything goes to backend_tests.log; the summary lines are printed.
+# The prompt path's GEMM (kernels/bench/gemm_bench.cu): every 27B projection shape at M = 128..2048, h and hl.
+step_gemm() {
+  local bin
+  bin=$(find "$BUILD" -name qwenchat-gemm-bench -type f -perm -u+x | head -1)
+  [[ -n "$bin" ]] || { log "qwenchat-gemm-bench not built"; return 1; }
+  timeout 120 "$bin" > "$OUT/gemm_bench.log" 2>&1
+  local rc=$?
+  grep -E " 2048 " "$OUT/gemm_bench.log" | head -12
+  return $rc
+}
+
 step_backend() {
   [[ -n "$TESTS_BIN" ]] || { log "no test binary"; return 1; }
   local log_file="$OUT/backend_tests.log" rc=0

@@ -1,0 +1,314 @@
+#include "cuda/prefill_program.h"
+
+#include <algorithm>
+#include <string>
+
+#include "attention.h"
+#include "embed.h"
+#include "gdn.h"
+#include "gdn_prefill.h"
+#include "gemm_dense.h"
+#include "gemm_q8.h"
+#include "mtp.h"
+#include "norm_quant.h"
+#include "swiglu.h"
+
+namespace qc::cuda {
+namespace {
+
+QBuf take_rows(Carver& cv, int rows, int k) {
+  QBuf b;
+  const int ld = gpu::q8_row_stride(k);
+  b.ld_f = ld;
+  b.ld = ld;
+  b.ld_scale = (ld + gpu::kQBlock - 1) / gpu::kQBlock;
+  b.f = cv.take<float>(static_cast<size_t>(rows) * ld);
+  b.hi = cv.take<int8_t>(static_cast<size_t>(rows) * ld);
+  b.lo = cv.take<int8_t>(static_cast<size_t>(rows) * ld);
+  b.scale = cv.take<float>(static_cast<size_t>(rows) * b.ld_scale);
+  return b;
+}
+
+// The rows [r, ...) of a buffer.
+QBuf offset_rows(const QBuf& b, int r) {
+  QBuf o = b;
+  o.f = b.f ? b.f + static_cast<size_t>(r) * b.ld_f : nullptr;
+  o.hi = b.hi ? b.hi + static_cast<size_t>(r) * b.ld : nullptr;
+  o.lo = b.lo ? b.lo + static_cast<size_t>(r) * b.ld : nullptr;
+  o.scale = b.scale ? b.scale + static_cast<size_t>(r) * b.ld_scale : nullptr;
+  return o;
+}
+
+Status gpu_status(const char* label, const gpu::GpuStatus& st) {
+  if (st.ok()) return Status::success();
+  return make_error(std::string("prefill ") + label + ": " + st.describe());
+}
+
+gpu::GdnArgs gdn_args(const ModelConfig& c, const StateBuffers& st, const DevLayer& L, const float* proj,
+                      int ldp) {
+  gpu::GdnArgs g;
+  g.n_k_heads = c.ssm_n_k_heads;
+  g.n_v_heads = c.ssm_n_v_heads;
+  g.head_k_dim = c.ssm_head_k_dim;
+  g.head_v_dim = c.ssm_head_v_dim;
+  g.conv_kernel = c.ssm_conv_kernel;
+  g.qkv = proj;
+  g.ld_qkv = ldp;
+  g.z = proj + L.col_z;
+  g.ld_z = ldp;
+  g.beta = proj + L.col_beta;
+  g.ld_beta = ldp;
+  g.alpha = proj + L.col_alpha;
+  g.ld_alpha = ldp;
+  g.conv_w = L.conv_w;
+  g.dt_bias = L.dt_bias;
+  g.ssm_a = L.ssm_a;
+  g.norm_w = L.ssm_norm;
+  g.conv_ring = st.ring(L.gdn_index);
+  g.state = st.state(L.gdn_index);
+  g.l2_eps = 1e-6f;  // transformers' l2norm eps (docs/REFERENCE.md), as in the decode step
+  g.norm_eps = c.rms_eps;
+  return g;
+}
+
+}  // namespace
+
+Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, Carver& cv, PrefillBuffers* out) {
+  PrefillBuffers b;
+  b.rows = rows;
+  if (rows <= 0) {
+    *out = b;
+    return Status::success();
+  }
+  const int H = c.n_embd;
+  int n_proj = 2 * H, n_mix = H, n_attn = 32;
+  auto visit = [&](const DevLayer& L) {
+    n_proj = std::max({n_proj, L.in_proj.n_out, L.gate_up.n_out});
+    n_mix = std::max(n_mix, L.out_proj.k);
+    if (!L.recurrent) n_attn = std::max(n_attn, c.n_head * c.head_dim);
+  };
+  for (const DevLayer& L : m.layers) visit(L);
+  if (m.has_mtp) visit(m.mtp_layer);
+  b.pos = cv.take<int>(static_cast<size_t>(rows) + 2);
+  b.tokens = cv.take<int>(static_cast<size_t>(rows) + 1);
+  b.h = cv.take<float>(static_cast<size_t>(rows) * H);
+  b.x = take_rows(cv, rows, H);
+  b.n_proj = n_proj;
+  b.proj = cv.take<float>(static_cast<size_t>(rows) * n_proj);
+  b.mix = take_rows(cv, rows, n_mix);
+  b.ffn = take_rows(cv, rows, std::max(c.n_ff, 2 * H));
+  if (m.has_mtp) b.attn_out = cv.take<float>(static_cast<size_t>(rows) * n_attn);
+  b.hidden = cv.take<float>(static_cast<size_t>(rows + 1) * H);
+  const bool any_gdn = std::any_of(m.layers.begin(), m.layers.end(), [](const DevLayer& L) { return L.recurrent; });
+  if (any_gdn) {
+    gpu::GdnArgs g;
+    g.m = rows;
+    g.n_k_heads = c.ssm_n_k_heads;
+    g.n_v_heads = c.ssm_n_v_heads;
+    g.head_k_dim = c.ssm_head_k_dim;
+    g.head_v_dim = c.ssm_head_v_dim;
+    g.conv_kernel = c.ssm_conv_kernel;
+    b.gdn = cv.take<float>(std::max<size_t>(gpu::gdn_prefill_scratch_floats(g), 1));
+  }
+  *out = b;
+  return Status::success();
+}
+
+Status PrefillProgram::norm(const float* x, int ld_x, const float* w, int n, const QBuf& out, cudaStream_t s) const {
+  gpu::RmsNormArgs a;
+  a.x = x;
+  a.ld_x = ld_x;
+  a.weight = w;
+  a.n = c_.n_embd;
+  a.m = n;
+  a.eps = c_.rms_eps;
+  a.out = out.f;
+  a.ld_out = out.ld_f;
+  a.out_q = out.out(true);
+  return gpu_status("norm", gpu::rmsnorm(a, s));
+}
+
+Status PrefillProgram::project(const char* label, const Site& site, const QBuf& in, int n, float* y, int ld_y,
+                               const float* residual, cudaStream_t s) const {
+  for (const Linear& lin : site.parts) {
+    if (lin.q8) {
+      gpu::GemmQ8Args g;
+      g.w = lin.w;
+      g.x = in.in();
+      g.m = n;
+      g.y = y + lin.out_offset;
+      g.ld_y = ld_y;
+      g.residual = residual ? residual + lin.out_offset : nullptr;
+      g.ld_residual = ld_y;
+      QC_TRY(gpu_status(label, gpu::gemm_q8(g, s)));
+    } else {
+      gpu::GemmDenseArgs d;
+      d.w = lin.dense;
+      d.type = lin.dense_type;
+      d.n = lin.rows;
+      d.k = lin.cols;
+      d.ld_w = lin.cols;
+      d.x = in.f;
+      d.ld_x = in.ld_f;
+      d.m = n;
+      d.y = y + lin.out_offset;
+      d.ld_y = ld_y;
+      d.residual = residual ? residual + lin.out_offset : nullptr;
+      d.ld_residual = ld_y;
+      QC_TRY(gpu_status(label, gpu::gemm_dense(d, s)));
+    }
+  }
+  return Status::success();
+}
+
+Status PrefillProgram::gdn(const DevLayer& L, const int* d_pos, int n, cudaStream_t s) const {
+  gpu::GdnArgs g = gdn_args(c_, st_, L, pb_.proj, L.in_proj.n_out);
+  g.m = n;
+  g.d_pos = d_pos;
+  g.out = pb_.mix.f;
+  g.ld_out = pb_.mix.ld_f;
+  g.out_q = pb_.mix.out(true);
+  return gpu_status("gdn", gpu::gdn_prefill(g, pb_.gdn, s));
+}
+
+Status PrefillProgram::attention(const DevLayer& L, const int* d_pos, int n, int ctx_end, float* out, int ld_out,
+                                 const QBuf* out_q, cudaStream_t s) const {
+  const int ldp = L.in_proj.n_out;
+  for (int r = 0; r < n; r += gpu::kMaxTokens) {
+    const size_t row = static_cast<size_t>(r) * ldp;
+    gpu::AttentionArgs a;
+    a.q_gate = pb_.proj + row;
+    a.ld_q = ldp;
+    a.k = pb_.proj + row + L.col_k;
+    a.ld_k = ldp;
+    a.v = pb_.proj + row + L.col_v;
+    a.ld_v = ldp;
+    a.q_norm = L.q_norm;
+    a.k_norm = L.k_norm;
+    a.eps = c_.rms_eps;
+    a.rope_theta = c_.rope_theta;
+    a.rope_dims = c_.rope_dims;
+    a.n_head = c_.n_head;
+    a.n_kv = L.n_kv;
+    a.head_dim = c_.head_dim;
+    a.k_cache = st_.k_cache[static_cast<size_t>(L.kv_index)];
+    a.v_cache = st_.v_cache[static_cast<size_t>(L.kv_index)];
+    a.max_ctx = n_ctx_;
+    a.d_pos = d_pos + r;
+    a.m = std::min(gpu::kMaxTokens, n - r);
+    a.ctx_hint = ctx_end;  // per-row split lengths (split_len 0): the hint only bounds the positions
+    a.q_scratch = sc_.attn_q;
+    a.partials = sc_.attn_partials;
+    a.out = out + static_cast<size_t>(r) * ld_out;
+    a.ld_out = ld_out;
+    if (out_q) a.out_q = offset_rows(*out_q, r).out(true);
+    QC_TRY(gpu_status("attention", gpu::attention_decode(a, s)));
+  }
+  return Status::success();
+}
+
+Status PrefillProgram::layer(const DevLayer& L, float* h, const int* d_pos, int n, int ctx_end, cudaStream_t s) const {
+  const int H = c_.n_embd;
+  QC_TRY(norm(h, H, L.attn_norm, n, pb_.x, s));
+  const int ldp = L.in_proj.n_out;
+  QC_TRY(project(L.recurrent ? "gdn in" : "attn in", L.in_proj, pb_.x, n, pb_.proj, ldp, nullptr, s));
+  if (L.recurrent)
+    QC_TRY(gdn(L, d_pos, n, s));
+  else
+    QC_TRY(attention(L, d_pos, n, ctx_end, pb_.mix.f, pb_.mix.ld_f, &pb_.mix, s));
+  QC_TRY(project(L.recurrent ? "gdn out" : "attn out", L.out_proj, pb_.mix, n, h, H, h, s));
+  QC_TRY(norm(h, H, L.post_norm, n, pb_.x, s));
+  const int F = c_.n_ff, ldg = L.gate_up.n_out;
+  QC_TRY(project("ffn gate+up", L.gate_up, pb_.x, n, pb_.proj, ldg, nullptr, s));
+  gpu::SwigluArgs a;
+  a.gate = pb_.proj;
+  a.ld_gate = ldg;
+  a.up = pb_.proj + F;
+  a.ld_up = ldg;
+  a.n = F;
+  a.m = n;
+  a.out = pb_.ffn.f;
+  a.ld_out = pb_.ffn.ld_f;
+  a.out_q = pb_.ffn.out(true);
+  QC_TRY(gpu_status("swiglu", gpu::swiglu(a, s)));
+  return project("ffn down", L.down, pb_.ffn, n, h, H, h, s);
+}
+
+Status PrefillProgram::enqueue(const PrefillChunk& ch, cudaStream_t s) const {
+  const int n = ch.n, H = c_.n_embd;
+  if (n < 1 || n > pb_.rows)
+    return make_error("prefill: a chunk of " + std::to_string(n) + " tokens, expected 1.." + std::to_string(pb_.rows));
+  gpu::EmbedArgs e;
+  e.d_tokens = pb_.tokens;
+  e.m = n;
+  e.type = m_.embd.type;
+  e.q8 = m_.embd.q8;
+  e.dense = m_.embd.dense;
+  e.n_vocab = c_.n_vocab;
+  e.dim = H;
+  e.out = pb_.h;
+  e.ld_out = H;
+  QC_TRY(gpu_status("embed", gpu::embed(e, s)));
+  const int* d_pos = pb_.pos + 1;  // position of chunk row 0
+  const int ctx_end = ch.pos + n;
+  for (const DevLayer& L : m_.layers) QC_TRY(layer(L, pb_.h, d_pos, n, ctx_end, s));
+  // hidden rows 1..n = rmsnorm(h, output_norm), quantised into x; logits of the last row.
+  QBuf fin = pb_.x;
+  fin.f = pb_.hidden + H;
+  fin.ld_f = H;
+  QC_TRY(norm(pb_.h, H, m_.output_norm, n, fin, s));
+  QC_TRY(project("lm_head", m_.lm_head, offset_rows(fin, n - 1), 1, sc_.logits, c_.n_vocab, nullptr, s));
+  if (ch.mtp && m_.has_mtp) QC_TRY(mtp_entries(ch, s));
+  return Status::success();
+}
+
+// MTP entries for hidden rows r0..r1 (positions pos-1+r, tokens x_{q+1} = pb.tokens[r]): up to n + 1
+// rows with both ends known, so in batches of at most `rows` (the buffers' height).
+Status PrefillProgram::mtp_entries(const PrefillChunk& ch, cudaStream_t s) const {
+  const int r0 = ch.prev_hidden ? 0 : 1, r1 = ch.next_token ? ch.n : ch.n - 1;
+  for (int b = r0; b <= r1; b += pb_.rows) QC_TRY(mtp_batch(ch, b, std::min(pb_.rows, r1 - b + 1), s));
+  return Status::success();
+}
+
+Status PrefillProgram::mtp_batch(const PrefillChunk& ch, int r0, int k, cudaStream_t s) const {
+  const int H = c_.n_embd;
+  gpu::EmbedArgs e;
+  e.d_tokens = pb_.tokens + r0;
+  e.m = k;
+  e.type = m_.embd.type;
+  e.q8 = m_.embd.q8;
+  e.dense = m_.embd.dense;
+  e.n_vocab = c_.n_vocab;
+  e.dim = H;
+  e.out = pb_.h;
+  e.ld_out = H;
+  QC_TRY(gpu_status("mtp embed", gpu::embed(e, s)));
+  // cat = [rmsnorm(embed(t), enorm) | rmsnorm(h, hnorm)]: f32 in proj, quantised in ffn's words.
+  QBuf cat = pb_.ffn;
+  cat.f = pb_.proj;
+  cat.ld_f = 2 * H;
+  gpu::MtpConcatArgs mc;
+  mc.e = pb_.h;
+  mc.ld_e = H;
+  mc.h = pb_.hidden + static_cast<size_t>(r0) * H;
+  mc.ld_h = H;
+  mc.enorm = m_.mtp_enorm;
+  mc.hnorm = m_.mtp_hnorm;
+  mc.n = H;
+  mc.m = k;
+  mc.eps = c_.rms_eps;
+  mc.out = cat.f;
+  mc.ld_out = cat.ld_f;
+  mc.out_q = cat.out(true);
+  QC_TRY(gpu_status("mtp concat", gpu::mtp_concat(mc, s)));
+  float* x = pb_.mix.f;  // the block's residual stream
+  const int ld_x = pb_.mix.ld_f;
+  QC_TRY(project("mtp eh_proj", m_.mtp_eh_proj, cat, k, x, ld_x, nullptr, s));
+  const DevLayer& L = m_.mtp_layer;
+  QC_TRY(norm(x, ld_x, L.attn_norm, k, pb_.x, s));
+  QC_TRY(project("mtp attn in", L.in_proj, pb_.x, k, pb_.proj, L.in_proj.n_out, nullptr, s));
+  const int n_attn = c_.n_head * c_.head_dim;
+  return attention(L, pb_.pos + r0, k, ch.pos + ch.n, pb_.attn_out, n_attn, nullptr, s);
+}
+
+}  // namespace qc::cuda

@@ -1,0 +1,255 @@
+// qwenchat-gemm-bench: the prefill GEMM (gemm_q8) on the 27B projection shapes.
+//
+//   qwenchat-gemm-bench [--sweep] [--reps N] [--shape NAME] [--m M1,M2,..]
+//
+// Per shape (N x K), M in {128, 512, 1024, 2048}, formats h and hl: the launcher's schedule ("auto") and,
+// with --sweep, every tile with 2, 3 and 4 stages (ten times the work: pair it with --shape and --m, or
+// fewer --reps). --shape keeps the shapes whose name contains NAME, --m the listed row counts. Each point:
+// one warm-up, then the median of --reps (default 20) runs timed with events. The weights are spread over
+// copies of >= 256 MB that the runs take in turn, so no run finds its matrix in L2 (60 MB on an H200) --
+// what a prefill layer sees.
+// Reported: ms, effective TOPS = 2*M*N*K / t (hl counted once, although it issues two mma per block), and
+// the weight bytes (N*K*34/32) / t in GB/s. A summary table comes last: per point, auto against the best.
+//
+// For comparison (NVIDIA's H200 SXM data sheet, not measured here): 1,979 dense INT8 tensor TOPS (with
+// wgmma; the mma.sync used here reaches a fraction of it) and 4.8 TB/s of HBM3e.
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_util.cuh"
+#include "gemm_q8.h"
+
+namespace {
+
+using namespace qc::bench;
+using qc::gpu::GemmQ8Args;
+using qc::gpu::GpuStatus;
+
+struct Shape {
+  const char* name;
+  int n, k;
+};
+const Shape kShapes[] = {
+    {"gdn in_proj", 16512, 5120}, {"attn in_proj", 12288, 5120}, {"attn/gdn out", 5120, 6144},
+    {"ffn gate|up", 34816, 5120}, {"ffn down", 5120, 17408},
+};
+const int kRows[] = {128, 512, 1024, 2048};
+
+struct Schedule {
+  int tile_m = 0, tile_n = 0, stages = 0;
+  std::string label() const {
+    if (!tile_m) return "auto";
+    return std::to_string(tile_m) + "x" + std::to_string(tile_n) + " s" + std::to_string(stages);
+  }
+};
+std::vector<Schedule> schedules(bool sweep) {
+  std::vector<Schedule> v{{}};
+  if (!sweep) return v;
+  for (const auto& [bm, bn] : std::vector<std::pair<int, int>>{{128, 128}, {64, 128}, {64, 64}})
+    for (int st = 2; st <= 4; ++st) v.push_back({bm, bn, st});
+  return v;
+}
+
+// lo words in [-64, 64], as the quantiser writes them.
+__global__ void fill_lo(int8_t* p, size_t n, uint64_t seed) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    p[i] = static_cast<int8_t>(static_cast<int>(mix(seed + i) % 129u) - 64);
+}
+
+// Weight copies of one shape, filled on the device.
+struct Weights {
+  int n = 0, k = 0, copies = 0;
+  size_t q_bytes = 0, d_count = 0;
+  int8_t* q = nullptr;
+  uint16_t* d = nullptr;
+  double bytes() const { return static_cast<double>(q_bytes) + 2.0 * static_cast<double>(d_count); }
+  qc::gpu::Q8Weights copy(int i) const {
+    const size_t c = static_cast<size_t>(i % copies);
+    return qc::gpu::Q8Weights{q + c * q_bytes, d + c * d_count, n, k, qc::gpu::q8_row_stride(k)};
+  }
+  void alloc(int nn, int kk) {
+    n = nn;
+    k = kk;
+    q_bytes = qc::gpu::q8_split_q_bytes(n, k);
+    d_count = qc::gpu::q8_split_d_count(n, k);
+    copies = std::max(2, static_cast<int>(std::ceil(256e6 / bytes())));
+    QC_BENCH_CHECK(cudaMalloc(&q, q_bytes * copies));
+    QC_BENCH_CHECK(cudaMalloc(&d, d_count * copies * sizeof(uint16_t)));
+    fill(fill_int8, q, q_bytes * copies, uint64_t{1000} + n + k);
+    fill(fill_scales, d, d_count * copies, uint64_t{2000} + n + k, 1e-3f, 2e-2f);
+    QC_BENCH_CHECK(cudaDeviceSynchronize());
+  }
+  void release() {
+    QC_BENCH_CHECK(cudaFree(q));
+    QC_BENCH_CHECK(cudaFree(d));
+  }
+};
+
+// Quantised activations of the largest M for every K of the shapes, and the output.
+struct Buffers {
+  int8_t *hi = nullptr, *lo = nullptr;
+  float *scale = nullptr, *y = nullptr;
+  int max_k = 0, max_n = 0, max_m = 0;
+  void alloc(int m, int k, int n) {
+    max_m = m;
+    max_k = k;
+    max_n = n;
+    const size_t count = static_cast<size_t>(m) * k;
+    QC_BENCH_CHECK(cudaMalloc(&hi, count));
+    QC_BENCH_CHECK(cudaMalloc(&lo, count));
+    QC_BENCH_CHECK(cudaMalloc(&scale, count / 32 * sizeof(float)));
+    QC_BENCH_CHECK(cudaMalloc(&y, static_cast<size_t>(m) * n * sizeof(float)));
+    fill(fill_int8, hi, count, uint64_t{11});
+    fill(fill_lo, lo, count, uint64_t{12});
+    fill(fill_uniform, scale, count / 32, uint64_t{13}, 1e-3f, 5e-2f);
+    QC_BENCH_CHECK(cudaDeviceSynchronize());
+  }
+  void release() {
+    QC_BENCH_CHECK(cudaFree(hi));
+    QC_BENCH_CHECK(cudaFree(lo));
+    QC_BENCH_CHECK(cudaFree(scale));
+    QC_BENCH_CHECK(cudaFree(y));
+  }
+};
+
+struct Point {
+  std::string shape;
+  int n, k, m;
+  bool hl;
+  std::string schedule;
+  double ms, tops, gbs;
+};
+
+// Median seconds of `reps` runs (after one warm-up), each on the next weight copy; 0 when the call fails.
+double time_gemm(cudaStream_t s, const Weights& w, const Buffers& b, int m, bool hl, const Schedule& sch,
+                 int reps, std::string& err) {
+  int copy = 0;
+  auto body = [&] {
+    GemmQ8Args a;
+    a.w = w.copy(copy++);
+    a.x = qc::gpu::QActIn{b.hi, hl ? b.lo : nullptr, b.scale, w.k, w.k / 32};
+    a.m = m;
+    a.y = b.y;
+    a.ld_y = w.n;
+    a.tile_m = sch.tile_m;
+    a.tile_n = sch.tile_n;
+    a.stages = sch.stages;
+    const GpuStatus st = qc::gpu::gemm_q8(a, s);
+    if (!st.ok() && err.empty()) err = st.describe();
+  };
+  body();  // a failing schedule is reported once, not timed
+  QC_BENCH_CHECK(cudaStreamSynchronize(s));
+  if (!err.empty()) return 0.0;
+  return time_median(s, reps, body);
+}
+
+void print_point(const Point& p) {
+  std::printf("%-13s %6d %6d %5d %-3s %-11s %9.3f %8.1f %8.0f\n", p.shape.c_str(), p.n, p.k, p.m,
+              p.hl ? "hl" : "h", p.schedule.c_str(), p.ms, p.tops, p.gbs);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool sweep = false;
+  int reps = 20;
+  std::string only;
+  std::vector<int> rows(std::begin(kRows), std::end(kRows));
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--sweep") {
+      sweep = true;
+    } else if (a == "--reps" && i + 1 < argc) {
+      reps = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--shape" && i + 1 < argc) {
+      only = argv[++i];
+    } else if (a == "--m" && i + 1 < argc) {
+      rows.clear();
+      for (const char* c = argv[++i]; *c;) {
+        char* end = nullptr;
+        const long v = std::strtol(c, &end, 10);
+        if (end == c) break;
+        if (v >= 1 && v <= qc::gpu::kGemmMaxRows) rows.push_back(static_cast<int>(v));
+        c = *end ? end + 1 : end;
+      }
+    } else {
+      std::printf("usage: %s [--sweep] [--reps N] [--shape NAME] [--m M1,M2,..]\n", argv[0]);
+      return a == "--help" || a == "-h" ? 0 : 1;
+    }
+  }
+  int dev = 0, clock_khz = 0;
+  cudaDeviceProp prop{};
+  QC_BENCH_CHECK(cudaGetDevice(&dev));
+  QC_BENCH_CHECK(cudaGetDeviceProperties(&prop, dev));
+  QC_BENCH_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev));
+  std::printf("device: %s, cc %d.%d, %d SMs, L2 %.0f MB, peak SM clock %.0f MHz\n", prop.name, prop.major,
+              prop.minor, prop.multiProcessorCount, prop.l2CacheSize / 1e6, clock_khz / 1e3);
+  std::printf("median of %d runs after one warm-up; TOPS = 2*M*N*K / t (hl counted once)\n\n", reps);
+
+  cudaStream_t s;
+  QC_BENCH_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  int max_k = 0, max_n = 0;
+  for (const Shape& sh : kShapes) {
+    max_k = std::max(max_k, sh.k);
+    max_n = std::max(max_n, sh.n);
+  }
+  if (rows.empty()) {
+    std::printf("--m: no row count in [1, %d]\n", qc::gpu::kGemmMaxRows);
+    return 1;
+  }
+  Buffers buf;
+  buf.alloc(*std::max_element(rows.begin(), rows.end()), max_k, max_n);
+
+  std::printf("%-13s %6s %6s %5s %-3s %-11s %9s %8s %8s\n", "shape", "N", "K", "M", "fmt", "schedule", "ms",
+              "TOPS", "wt GB/s");
+  std::vector<Point> points;
+  for (const Shape& sh : kShapes) {
+    if (std::string(sh.name).find(only) == std::string::npos) continue;
+    Weights w;
+    w.alloc(sh.n, sh.k);
+    for (int m : rows)
+      for (bool hl : {false, true})
+        for (const Schedule& sch : schedules(sweep)) {
+          std::string err;
+          const double t = time_gemm(s, w, buf, m, hl, sch, reps, err);
+          if (t <= 0.0) {
+            std::printf("%-13s %6d %6d %5d %-3s %-11s !! %s\n", sh.name, sh.n, sh.k, m, hl ? "hl" : "h",
+                        sch.label().c_str(), err.c_str());
+            continue;
+          }
+          const Point p{sh.name,
+                        sh.n,
+                        sh.k,
+                        m,
+                        hl,
+                        sch.label(),
+                        t * 1e3,
+                        2.0 * m * sh.n * sh.k / t / 1e12,
+                        w.bytes() / t / 1e9};
+          print_point(p);
+          points.push_back(p);
+        }
+    w.release();
+  }
+
+  std::printf("\nsummary: the launcher's choice against the best schedule of this run\n");
+  std::printf("%-13s %5s %-3s %9s %8s   %-11s %9s %8s\n", "shape", "M", "fmt", "auto ms", "TOPS", "best",
+              "ms", "TOPS");
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (points[i].schedule != "auto") continue;
+    const Point* best = &points[i];
+    for (const Point& q : points)
+      if (q.shape == points[i].shape && q.m == points[i].m && q.hl == points[i].hl && q.ms < best->ms)
+        best = &q;
+    std::printf("%-13s %5d %-3s %9.3f %8.1f   %-11s %9.3f %8.1f\n", points[i].shape.c_str(), points[i].m,
+                points[i].hl ? "hl" : "h", points[i].ms, points[i].tops, best->schedule.c_str(), best->ms,
+                best->tops);
+  }
+  buf.release();
+  QC_BENCH_CHECK(cudaStreamDestroy(s));
+  return 0;
+}

@@ -1,0 +1,63 @@
+// Gated DeltaNet over a prompt chunk of M = 1 .. kGdnPrefillMaxRows token rows: the same layer, the same
+// arguments (GdnArgs) and the same math as gdn_step (gdn.h, QWEN35.md section 3), in four launches.
+//
+//   1. conv   one warp per (token, key head): silu(causal conv) of the head's q and k channels and their
+//             L2 norms (q also times 1/sqrt(dk)); one warp per (token, value head): the v channels and
+//             the gates beta = sigmoid(b), decay = exp(softplus(a + dt_bias) * ssm_a). Earlier positions
+//             come from the conv ring (read only), this chunk's from a.qkv. All into `scratch`.
+//   2. ring   grid (conv_dim / 256, min(M, kConvRing)): the raw conv inputs (a.qkv rows) of the chunk's last
+//             min(M, kConvRing) positions into their slots p % kConvRing. After 1 in stream order, so 1
+//             read the slots of the positions before the chunk before they are overwritten.
+//   3. scan   grid (dv / CW, Nv), 128 threads: the delta rule token by token. Columns of a head's state
+//             are independent given k, q, beta and decay, so a block owns CW columns of one head (16 for
+//             dk 128, 32 for dk 64); each column is held in registers by P = dk / 16 lanes of one warp
+//             (16 rows each; the partial dot products are combined with warp shuffles, no block barrier
+//             per token). Tiles of 16 tokens' q, k, v, beta, decay are staged in shared memory with
+//             cp.async, double buffered. The raw o overwrites v in scratch (each block reads and writes
+//             only its own columns, and only rows of tiles it has already loaded).
+//   4. norm   one warp per (token, value head): y = rmsnorm(o_head) * norm_w * silu(z) -> a.out and/or
+//             a.out_q (format h or hl, like gdn_step).
+//
+// Chunk invariance: every per-token value is a function of that token's inputs, the conv inputs of the
+// previous conv_kernel - 1 positions (bit copies, wherever they come from) and the carried state only, with
+// reduction orders fixed by the thread layout (which depends on dk and dv only, never on M or the position).
+// So a prompt gives the same bits however it is split into calls. The bits differ from gdn_step's (other
+// reduction trees for the L2 norms, the dot products and the output norm); the conv values are the same.
+//
+// After the call `state` and the ring are what a following gdn_step / gdn_prefill at position pos0 + M
+// continues from: the ring slot p % kConvRing holds the conv input of position p for the last
+// min(M, kConvRing) positions of the chunk (older slots are left as they were).
+//
+// Scratch (device memory, 16-byte aligned, not preserved between calls), in floats, Mp = M rounded up to 16:
+//   qk   [M][Nk][2][dk]   normalised q (scaled), normalised k
+//   v/o  [M][Nv*dv]       silu(conv v); overwritten in place by the raw o of the scan
+//   gate [Nv][Mp][2]      beta, decay (head-major so that a tile of tokens is one contiguous range)
+// = M * (2*Nk*dk + Nv*dv) + 2 * Nv * Mp floats; 27B (16/48 heads, 128/128): 10240 * M + 96 * Mp, about
+// 81 MiB at M = 2048.
+//
+// Cost, measured on an H200 (27B layer, M = 2048, ncu): conv 146 us, ring 3 us, scan 666 us, norm 77 us;
+// whole call 0.89 ms (0.44 us per token and layer; 0.51 at M = 128). The scan is a sequential recurrence
+// over the tokens, issue-bound on the state's 4 flops per element and token plus its reductions; the
+// chunked (WY) form on tensor cores would be the next step, at the price of other rounding.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "gdn.h"
+#include "status.h"
+
+namespace qc::gpu {
+
+inline constexpr int kGdnPrefillMaxRows = 2048;
+
+// Floats of scratch gdn_prefill needs for these arguments (a function of m and the shape only).
+size_t gdn_prefill_scratch_floats(const GdnArgs& a);
+
+// Same arguments and meaning as gdn_step for 1 <= a.m <= kGdnPrefillMaxRows; a.state_per_token must be
+// null; a.conv_kernel <= kConvRing. `scratch`: gdn_prefill_scratch_floats(a) floats of device memory,
+// 16-byte aligned. a.d_pos is read on the device only.
+GpuStatus gdn_prefill(const GdnArgs& a, float* scratch, cudaStream_t stream);
+
+}  // namespace qc::gpu

@@ -1,0 +1,211 @@
+// The CUDA backend's prompt path (Backend::prefill, cuda/prefill_program.h) on whole models: the last
+// token's logits and hidden state, and the state it leaves for decoding, against the f64 oracle within
+// the hl bound of test_backend_oracle.cpp (the path quantises every projection input to format hl, like
+// the hl-class GEMVs, and its GDN and attention kernels round in f32, below the f16-KV floor); the same
+// bits whatever the chunking; MTP cache entries that drafts read like the decode path's; clear errors.
+// Skipped without a device.
+#include <cstdio>
+
+#include "backend_test_util.h"
+
+namespace qc::cuda::test {
+namespace {
+
+// test_backend_oracle.cpp's bound for hl activations: 4 sqrt(33) (1.0e-4) + 4 sqrt(2) 2^-11.
+const double kBound = 4.0 * std::sqrt(33.0) * (0.0129 / 127.0) + 4.0 * std::sqrt(2.0) * std::ldexp(1.0, -11);
+
+std::unique_ptr<CudaBackend> make_prefill_cuda(const Model& model, int n_ctx, int rows) {
+  CudaBackendOptions o;
+  o.n_ctx = n_ctx;
+  o.prefill_rows = rows;
+  auto b = CudaBackend::create(model.config(), model.weights(), o);
+  if (!b.ok()) throw std::runtime_error("CudaBackend::create: " + b.error().describe());
+  return std::move(b).value();
+}
+
+struct LastRow {
+  std::vector<float> logits, hidden;
+};
+
+// `tokens` from a reset backend through prefill() in calls of the given sizes (the last size repeats).
+LastRow prefill_sequence(Backend& b, const std::vector<int32_t>& tokens, const std::vector<int>& calls,
+                         bool mtp = false) {
+  b.reset();
+  LastRow out;
+  size_t at = 0, ci = 0;
+  while (at < tokens.size()) {
+    const size_t n = std::min(static_cast<size_t>(calls[std::min(ci, calls.size() - 1)]), tokens.size() - at);
+    ++ci;
+    Backend::PrefillMtp m;
+    m.entries = mtp;
+    if (at + n < tokens.size()) m.next_token = tokens[at + n];
+    auto r = b.prefill(std::span<const int32_t>(tokens.data() + at, n), static_cast<int>(at), m);
+    if (!r.ok()) throw std::runtime_error("prefill: " + r.error().describe());
+    if (r->n_tokens != 1) throw std::runtime_error("prefill returned more than the last row");
+    out.logits.assign(r->logits.begin(), r->logits.end());
+    out.hidden.assign(r->hidden.begin(), r->hidden.end());
+    at += n;
+  }
+  return out;
+}
+
+std::vector<float> row_of(const std::vector<float>& rows, size_t r, size_t width) {
+  return std::vector<float>(rows.begin() + static_cast<std::ptrdiff_t>(r * width),
+                            rows.begin() + static_cast<std::ptrdiff_t>((r + 1) * width));
+}
+
+std::vector<float> last_row(const std::vector<float>& rows, size_t width) {
+  return std::vector<float>(rows.end() - static_cast<std::ptrdiff_t>(width), rows.end());
+}
+
+TEST(CudaPrefill, LastRowAndTheStateItLeavesMatchTheOracle) {
+  QC_REQUIRE_CUDA_DEVICE();
+  auto model = load_model(DType::kQ8_0);
+  const auto& c = model->config();
+  const size_t V = static_cast<size_t>(c.n_vocab), H = static_cast<size_t>(c.n_embd);
+  auto oracle = make_oracle(*model);
+  auto gpu = make_prefill_cuda(*model, 512, 128);
+  ASSERT_EQ(gpu->prefill_rows(), 128);
+  for (const int n : {1, 4, 5, 63, 64, 65, 129, 300}) {
+    const auto tokens = random_tokens(n + 2, c.n_vocab, 100 + static_cast<uint32_t>(n));
+    const std::vector<int32_t> prompt(tokens.begin(), tokens.begin() + n);
+    const SeqOut ref = run_sequence(*oracle, tokens, {32});  // the oracle's max_batch; its bits do not care
+    const LastRow got = prefill_sequence(*gpu, prompt, {128});
+    const double dl = rel_dist(got.logits, row_of(ref.logits, static_cast<size_t>(n - 1), V), 0, V);
+    const double dh = rel_dist(got.hidden, row_of(ref.hidden, static_cast<size_t>(n - 1), H), 0, H);
+    // Decoding continues from the state the prompt path left: two more tokens through forward().
+    double dnext = 0.0;
+    for (int i = 0; i < 2; ++i) {
+      auto r = gpu->forward(std::span<const int32_t>(tokens.data() + n + i, 1), n + i);
+      ASSERT_TRUE(r.ok()) << r.error().describe();
+      const std::vector<float> row(r->logits.begin(), r->logits.end());
+      std::vector<float> want(ref.logits.begin() + static_cast<std::ptrdiff_t>((n + i) * V),
+                              ref.logits.begin() + static_cast<std::ptrdiff_t>((n + i + 1) * V));
+      dnext = std::max(dnext, rel_dist(row, want, 0, V));
+    }
+    std::printf("[ distance ] prompt %3d: last logits %.3e hidden %.3e, next tokens %.3e (bound %.3e)\n", n, dl,
+                dh, dnext, kBound);
+    EXPECT_LT(dl, kBound) << n;
+    EXPECT_LT(dh, kBound) << n;
+    EXPECT_LT(dnext, kBound) << n;
+  }
+}
+
+// A prompt longer than the oracle's context: the prompt path in chunks of 1024 against the decode path
+// (both within kBound of the exact result, so within 2 kBound of each other).
+TEST(CudaPrefill, LongPromptAcrossChunksMatchesTheDecodePath) {
+  QC_REQUIRE_CUDA_DEVICE();
+  auto model = load_model(DType::kQ8_0);
+  const auto& c = model->config();
+  const size_t V = static_cast<size_t>(c.n_vocab), H = static_cast<size_t>(c.n_embd);
+  auto gpu = make_prefill_cuda(*model, 4096, 1024);
+  const auto tokens = random_tokens(2049, c.n_vocab, 2049);
+  const LastRow got = prefill_sequence(*gpu, tokens, {1024});
+  const SeqOut dec = run_sequence(*gpu, tokens, {4});
+  const double dl = rel_dist(got.logits, last_row(dec.logits, V), 0, V);
+  const double dh = rel_dist(got.hidden, last_row(dec.hidden, H), 0, H);
+  std::printf("[ distance ] prompt 2049 (chunks 1024+1024+1) vs decode path: logits %.3e hidden %.3e (bound %.3e)\n",
+              dl, dh, 2 * kBound);
+  EXPECT_LT(dl, 2 * kBound);
+  EXPECT_LT(dh, 2 * kBound);
+}
+
+// Every row is computed from its own inputs and the carried state: the chunking changes no bit of the
+// last row or of the state (the next decoded token's logits).
+TEST(CudaPrefill, ChunkingChangesNoBit) {
+  QC_REQUIRE_CUDA_DEVICE();
+  auto model = load_model(DType::kQ8_0);
+  const auto& c = model->config();
+  auto gpu = make_prefill_cuda(*model, 512, 256);
+  const auto tokens = random_tokens(301, c.n_vocab, 301);
+  const std::vector<int32_t> prompt(tokens.begin(), tokens.end() - 1);
+  std::vector<float> first_next;
+  LastRow first;
+  for (const std::vector<int>& calls : std::vector<std::vector<int>>{{256}, {1, 63, 64, 65, 107}, {4}, {100, 200}}) {
+    const LastRow got = prefill_sequence(*gpu, prompt, calls);
+    auto r = gpu->forward(std::span<const int32_t>(tokens.data() + 300, 1), 300);
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    const std::vector<float> next(r->logits.begin(), r->logits.end());
+    if (first.logits.empty()) {
+      first = got;
+      first_next = next;
+      continue;
+    }
+    EXPECT_TRUE(same_bits(got.logits, first.logits)) << "calls of " << calls[0] << "...";
+    EXPECT_TRUE(same_bits(got.hidden, first.hidden)) << "calls of " << calls[0] << "...";
+    EXPECT_TRUE(same_bits(next, first_next)) << "calls of " << calls[0] << "...: the state differs";
+  }
+}
+
+// MTP entries written by the prompt path are what the drafts read: after a prompt, the draft at its last
+// position matches the one after the decode path wrote the entries with mtp_forward (within 2 kBound),
+// and greedy generation with MTP gives the tokens of greedy without it.
+TEST(CudaPrefill, MtpEntriesServeTheDrafts) {
+  QC_REQUIRE_CUDA_DEVICE();
+  auto model = load_model(DType::kQ8_0);
+  const auto& c = model->config();
+  const size_t V = static_cast<size_t>(c.n_vocab), H = static_cast<size_t>(c.n_embd);
+  auto gpu = make_prefill_cuda(*model, 512, 64);
+  const auto tokens = random_tokens(151, c.n_vocab, 151);
+  const std::vector<int32_t> prompt(tokens.begin(), tokens.end() - 1);
+  const LastRow got = prefill_sequence(*gpu, prompt, {64}, /*mtp=*/true);
+  auto draft = gpu->mtp_forward(tokens.back(), got.hidden, 149);
+  ASSERT_TRUE(draft.ok()) << draft.error().describe();
+  const std::vector<float> d_prefill(draft->logits.begin(), draft->logits.end());
+  // The decode path: forward() rows, then every entry through mtp_forward.
+  const SeqOut dec = run_sequence(*gpu, prompt, {4});
+  for (int q = 0; q + 1 < 150; ++q) {
+    const std::vector<float> h(dec.hidden.begin() + static_cast<std::ptrdiff_t>(q * H),
+                               dec.hidden.begin() + static_cast<std::ptrdiff_t>((q + 1) * H));
+    ASSERT_TRUE(gpu->mtp_forward(prompt[static_cast<size_t>(q) + 1], h, q).ok());
+  }
+  auto want = gpu->mtp_forward(tokens.back(), last_row(dec.hidden, H), 149);
+  ASSERT_TRUE(want.ok()) << want.error().describe();
+  const std::vector<float> d_decode(want->logits.begin(), want->logits.end());
+  const double dd = rel_dist(d_prefill, d_decode, 0, V);
+  std::printf("[ distance ] MTP draft after the prompt path vs the decode path: %.3e (bound %.3e)\n", dd, 2 * kBound);
+  EXPECT_LT(dd, 2 * kBound);
+  for (const int draft_len : {1, 3}) {
+    const GreedyRun with = greedy(*gpu, prompt, 24, draft_len);
+    const GreedyRun without = greedy(*gpu, prompt, 24);
+    EXPECT_EQ(with.tokens, without.tokens) << draft_len;
+    std::printf("[ mtp      ] draft %d after a 150-token prompt: acceptance %.2f\n", draft_len, with.mtp_acceptance);
+  }
+}
+
+TEST(CudaPrefill, RefusedCallsChangeNothing) {
+  QC_REQUIRE_CUDA_DEVICE();
+  auto model = load_model(DType::kQ8_0);
+  const auto& c = model->config();
+  auto gpu = make_prefill_cuda(*model, 512, 32);
+  const auto tokens = random_tokens(40, c.n_vocab, 40);
+  gpu->reset();
+  ASSERT_TRUE(gpu->prefill(std::span<const int32_t>(tokens.data(), 8), 0, {}).ok());
+  auto too_many = gpu->prefill(std::span<const int32_t>(tokens.data(), 33), 8, {});
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.error().message.find("expected 1..32"), std::string::npos) << too_many.error().message;
+  auto wrong_pos = gpu->prefill(std::span<const int32_t>(tokens.data(), 4), 3, {});
+  ASSERT_FALSE(wrong_pos.ok());
+  EXPECT_NE(wrong_pos.error().message.find("does not continue"), std::string::npos);
+  std::vector<int32_t> bad = {1, c.n_vocab};
+  EXPECT_FALSE(gpu->prefill(bad, 8, {}).ok());
+  Backend::PrefillMtp m;
+  m.entries = true;
+  std::vector<float> short_hidden(3);
+  m.prev_hidden = short_hidden;
+  EXPECT_FALSE(gpu->prefill(std::span<const int32_t>(tokens.data() + 8, 4), 8, m).ok());
+  EXPECT_EQ(gpu->position(), 8);
+  // Still the same state: the rest of the prompt gives the bits of an uninterrupted run.
+  auto rest = gpu->prefill(std::span<const int32_t>(tokens.data() + 8, 32), 8, {});
+  ASSERT_TRUE(rest.ok()) << rest.error().describe();
+  const std::vector<float> after(rest->logits.begin(), rest->logits.end());
+  const LastRow whole = prefill_sequence(*gpu, tokens, {32});
+  EXPECT_TRUE(same_bits(after, whole.logits));
+  // Off: prefill_rows 0 means no prompt path, and prefill() says so.
+  auto off = make_prefill_cuda(*model, 512, 0);
+  EXPECT_EQ(off->prefill_rows(), 0);
+  EXPECT_FALSE(off->prefill(std::span<const int32_t>(tokens.data(), 4), 0, {}).ok());
+}
+
+}  // namespace
+}  // namespace qc::cuda::test
