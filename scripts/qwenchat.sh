@@ -14,7 +14,7 @@ JOBS=${QWENCHAT_JOBS:-$(nproc)}
 # Debian 12 packages (third_party/README.md says what each is for).
 PACKAGES=(build-essential cmake ninja-build pkg-config git
   libglfw3-dev libimgui-dev libgl-dev libsqlite3-dev libsqlitecpp-dev libsentencepiece-dev sentencepiece
-  libpcre2-dev libmd4c-dev libmd4c-html0-dev nlohmann-json3-dev libgtest-dev
+  libpcre2-dev libutf8proc-dev libmd4c-dev libmd4c-html0-dev nlohmann-json3-dev libgtest-dev
   clang-14 libclang-rt-14-dev
   xvfb xauth xdotool x11-utils imagemagick libgl1-mesa-dri mesa-utils fonts-dejavu-core
   dpkg-dev help2man lintian desktop-file-utils appstream

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "tokenizer/byte_level.h"
+#include "tokenizer/normalizer.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/special_tokens.h"
 #include "tokenizer/tokenizer.h"
@@ -53,6 +54,7 @@ class BpeTokenizer final : public Tokenizer {
   std::array<int32_t, 256> byte_token_{};           // byte -> its one-character token, -1 if none
   SpecialMatcher specials_;
   std::unique_ptr<PreTokenizer> pre_;
+  Normalizer norm_;  // applied to the text between special tokens, before pre_
   SpecialTokens special_;
   bool ignore_merges_ = false;
 };
@@ -68,6 +70,7 @@ Result<std::unique_ptr<Tokenizer>> BpeTokenizer::create(const BpeVocab& v) {
                       std::to_string(n) + " tokens");
   }
   QC_ASSIGN(t->pre_, PreTokenizer::create(v.pre));
+  QC_ASSIGN(t->norm_, Normalizer::from_json(v.normalizer, "BPE vocabulary"));
   t->ignore_merges_ = v.ignore_merges;
   for (const auto& [what, id] : {std::pair{"bos", v.bos}, {"eos", v.eos}, {"pad", v.pad}, {"eot", v.eot}}) {
     if (id < -1 || id >= static_cast<int64_t>(n)) {
@@ -139,7 +142,13 @@ Result<std::vector<int32_t>> BpeTokenizer::encode(std::string_view input, bool p
       continue;
     }
     words.clear();
-    QC_TRY(pre_->split(p.text, &words));
+    std::string normalized;
+    std::string_view text = p.text;
+    if (!norm_.empty()) {
+      normalized = norm_.apply(p.text);
+      text = normalized;
+    }
+    QC_TRY(pre_->split(text, &words));
     for (const std::string_view w : words) QC_TRY(bpe(w, &out));
   }
   return out;

@@ -3,6 +3,7 @@
 #include "gguf/writer.h"
 #include "tokenizer/bpe_trainer.h"
 #include "tokenizer/gguf_vocab.h"
+#include "tokenizer/normalizer.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 
@@ -10,6 +11,8 @@ namespace qc {
 namespace {
 
 constexpr const char* kModel = "tokenizer.ggml.model";
+// The Hugging Face normalizer as JSON (tokenizer/normalizer.h); not a llama.cpp key.
+constexpr const char* kNormalizer = "tokenizer.huggingface.normalizer";
 
 // An optional token id key: -1 when absent.
 Result<int32_t> optional_id(const gguf::File& f, const std::string& key) {
@@ -62,6 +65,13 @@ Result<BpeVocab> bpe_vocab_from_gguf(const gguf::File& f) {
                       supported_pretokenizers() + ")");
   }
   QC_ASSIGN(v.pre, f.get_string("tokenizer.ggml.pre"));
+  // The normaliser recorded at conversion ("null" = none); a file without the key (llama.cpp's converter
+  // writes none) gets its pre-tokenizer family's (default_normalizer_json: NFC for Qwen).
+  if (f.find(kNormalizer)) {
+    QC_ASSIGN(v.normalizer, f.get_string(kNormalizer));
+  } else {
+    v.normalizer = default_normalizer_json(v.pre);
+  }
   QC_ASSIGN(v.bos, optional_id(f, "tokenizer.ggml.bos_token_id"));
   QC_ASSIGN(v.eos, optional_id(f, "tokenizer.ggml.eos_token_id"));
   QC_ASSIGN(v.pad, optional_id(f, "tokenizer.ggml.padding_token_id"));
@@ -115,6 +125,7 @@ Result<std::unique_ptr<Tokenizer>> load_tokenizer(const gguf::File& f) {
 void write_bpe_vocab_metadata(gguf::Writer& w, const BpeVocab& v, std::string_view chat_template) {
   w.set(kModel, gguf::Value::of_string("gpt2"));
   w.set("tokenizer.ggml.pre", gguf::Value::of_string(v.pre));
+  w.set(kNormalizer, gguf::Value::of_string(v.normalizer.empty() ? "null" : v.normalizer));
   w.set("tokenizer.ggml.tokens", gguf::Value::strings(v.tokens));
   w.set("tokenizer.ggml.merges", gguf::Value::strings(v.merges));
   std::vector<int32_t> types = v.token_types;

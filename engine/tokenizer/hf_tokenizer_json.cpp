@@ -1,13 +1,14 @@
 // Hugging Face tokenizer.json -> BpeVocab. Only what our byte-level BPE reproduces exactly is accepted:
 // model BPE (no dropout, no byte fallback, no subword affixes), a Split pre-tokenizer whose regex is one of
-// ours followed by ByteLevel without its own regex, and no normalizer other than NFC (accepted, not
-// applied: llama.cpp skips it too, so only non-NFC input can tokenize differently from Hugging Face).
+// ours followed by ByteLevel without its own regex, and a normalizer of the steps tokenizer/normalizer.h
+// implements (applied as Hugging Face applies it; llama.cpp skips normalizers).
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tokenizer/normalizer.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 #include "util/read_file.h"
@@ -68,12 +69,11 @@ Result<BpeVocab> parse(const json& j, const std::string& src) {
       return make_error(src + ": model." + key + " is not supported");
     }
   }
-  if (j.contains("normalizer") && !j["normalizer"].is_null()) {
-    const std::string n = j["normalizer"].value("type", "");
-    if (n != "NFC") return make_error(src + ": normalizer \"" + n + "\" is not supported (only none or NFC)");
-  }
-
   BpeVocab v;
+  if (j.contains("normalizer") && !j["normalizer"].is_null()) {
+    QC_ASSIGN(const Normalizer n, Normalizer::from_json(j["normalizer"].dump(), src));  // refuses unknown steps
+    v.normalizer = n.json();
+  }
   QC_ASSIGN(const std::string regex,
             split_regex(j.contains("pre_tokenizer") ? j["pre_tokenizer"] : json(), src));
   v.pre = std::string(pretokenizer_for_regex(regex));

@@ -15,12 +15,16 @@ struct Named {
 };
 
 // qwen35: QWEN35.md section 7 (combining marks \p{M} join letters). qwen2: Qwen2/Qwen3's tokenizer.json.
-// Both split digits one per token.
-constexpr std::array<Named, 2> kPreTokenizers = {{
+// Both split digits one per token. llama-bpe (llama.cpp's name): Llama 3's tokenizer.json, qwen2's pattern
+// with digits in runs of up to three; here so that the tokenizer agreement runs on a second published
+// family (tests/agreement), not because the app loads Llama models.
+constexpr std::array<Named, 3> kPreTokenizers = {{
     {"qwen35",
      R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
     {"qwen2",
      R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
+    {"llama-bpe",
+     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
 }};
 
 pcre2_code* as_code(void* p) {

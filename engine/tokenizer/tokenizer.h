@@ -80,7 +80,9 @@ struct BpeVocab {
   std::vector<std::string> tokens;                 // id -> text
   std::vector<std::string> merges;                 // "left right", rank = index (lower merges first)
   std::vector<int32_t> token_types;                // TokenType per token; empty = all normal
-  std::string pre;                                 // pre-tokenizer name: "qwen35" or "qwen2"
+  std::string pre;                                 // pre-tokenizer name: "qwen35", "qwen2", "llama-bpe"
+  // The normaliser as tokenizer.json's `normalizer` JSON ("" = none; tokenizer/normalizer.h).
+  std::string normalizer;
   int32_t bos = -1, eos = -1, pad = -1, eot = -1;  // from the file; eos -1 = look up <|endoftext|>
   // tokenizer.json `ignore_merges`: a pre-token that is itself a token is not split (Llama-3 style).
   bool ignore_merges = false;
@@ -119,8 +121,8 @@ Result<SpmVocab> spm_vocab_from_gguf(const gguf::File& file);
 Result<std::unique_ptr<Tokenizer>> load_tokenizer(const gguf::File& file);
 
 // From a Hugging Face tokenizer.json (model.type BPE with a byte-level pre-tokenizer whose Split regex
-// is one of ours). `source` names the input in messages. A "NFC" normalizer is accepted and not applied
-// (llama.cpp does the same); any other normalizer is refused.
+// is one of ours). `source` names the input in messages. The normalizer is kept and applied
+// (tokenizer/normalizer.h); one with a step we do not implement is refused.
 Result<BpeVocab> bpe_vocab_from_tokenizer_json(std::string_view json_text, const std::string& source);
 Result<std::unique_ptr<Tokenizer>> load_tokenizer_json(const std::string& path);
 

@@ -138,8 +138,8 @@ TEST(TokenizerHfJson, UnsupportedShapesAreRefusedByName) {
   j["model"]["type"] = "WordPiece";
   expect_refused(j, {"model.type", "\"WordPiece\""});
   j = good;
-  j["normalizer"] = {{"type", "Lowercase"}};
-  expect_refused(j, {"normalizer", "Lowercase"});
+  j["normalizer"] = {{"type", "BertNormalizer"}};
+  expect_refused(j, {"normalizer", "BertNormalizer"});
   j = good;
   j["model"]["byte_fallback"] = true;
   expect_refused(j, {"byte_fallback"});
