@@ -1,6 +1,8 @@
 // Kernels of attention.h: prep (norm + RoPE + KV store), split (partial softmax over a range of
 // positions for one KV head's query group), merge (fixed-order combine + output gate + quantise).
 #include <algorithm>
+#include <cmath>
+#include <string>
 
 #include "attention.h"
 #include "common.cuh"
@@ -230,36 +232,32 @@ size_t attention_partial_floats(int n_head, int head_dim, int m, int n_splits) {
   return static_cast<size_t>(m) * n_head * n_splits * (head_dim + 2);
 }
 
-GpuStatus attention_decode(const AttentionArgs& in, cudaStream_t stream) {
-  AttentionArgs a = in;
+namespace {
+
+// The checks both entry points share, and the three launches: prep, split (n_splits per row, split_len
+// positions each, 0 = per-row lengths), merge. `who` names the entry point in errors; max_m its row limit.
+GpuStatus run_attention(const AttentionArgs& a, const char* who, int max_m, int n_splits, cudaStream_t stream) {
+  const std::string w = who;
   QC_GPU_REQUIRE(a.q_gate && a.k && a.v && a.q_norm && a.k_norm && a.k_cache && a.v_cache && a.d_pos &&
                      a.q_scratch && a.partials,
-                 "attention_decode: a required pointer is null");
-  QC_GPU_REQUIRE(a.head_dim == 128 || a.head_dim == 256,
-                 "attention_decode: head_dim must be 128 or 256, got " + num(a.head_dim));
+                 w + ": a required pointer is null");
+  QC_GPU_REQUIRE(a.head_dim == 128 || a.head_dim == 256, w + ": head_dim must be 128 or 256, got " + num(a.head_dim));
   QC_GPU_REQUIRE(a.n_kv > 0 && a.n_head > 0 && a.n_head % a.n_kv == 0,
-                 "attention_decode: n_head (" + num(a.n_head) + ") must be a positive multiple of n_kv (" +
-                     num(a.n_kv) + ")");
+                 w + ": n_head (" + num(a.n_head) + ") must be a positive multiple of n_kv (" + num(a.n_kv) + ")");
   const int group = a.n_head / a.n_kv;
   QC_GPU_REQUIRE(group == 1 || group == 2 || group == 3 || group == 4 || group == 6 || group == 8,
-                 "attention_decode: GQA group size must be 1, 2, 3, 4, 6 or 8, got " + num(group));
+                 w + ": GQA group size must be 1, 2, 3, 4, 6 or 8, got " + num(group));
   QC_GPU_REQUIRE(a.rope_dims >= 0 && a.rope_dims % 2 == 0 && a.rope_dims <= a.head_dim,
-                 "attention_decode: rope_dims must be even and <= head_dim, got " + num(a.rope_dims));
-  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "attention_decode: M must be in [1, 4], got " + num(a.m));
-  QC_GPU_REQUIRE(
-      a.ctx_hint >= a.m && a.ctx_hint <= a.max_ctx,
-      "attention_decode: ctx_hint must be in [M, max_ctx=" + num(a.max_ctx) + "], got " + num(a.ctx_hint));
+                 w + ": rope_dims must be even and <= head_dim, got " + num(a.rope_dims));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= max_m, w + ": M must be in [1, " + num(max_m) + "], got " + num(a.m));
   QC_GPU_REQUIRE(
       a.ld_q >= 2 * a.n_head * a.head_dim && a.ld_k >= a.n_kv * a.head_dim && a.ld_v >= a.n_kv * a.head_dim,
-      "attention_decode: ld_q >= 2*n_head*head_dim and ld_k, ld_v >= n_kv*head_dim required");
-  QC_GPU_REQUIRE(a.out || a.out_q.hi, "attention_decode: no output requested");
-  QC_GPU_REQUIRE(!a.out || a.ld_out >= a.n_head * a.head_dim,
-                 "attention_decode: ld_out must be >= n_head*head_dim");
+      w + ": ld_q >= 2*n_head*head_dim and ld_k, ld_v >= n_kv*head_dim required");
+  QC_GPU_REQUIRE(a.out || a.out_q.hi, w + ": no output requested");
+  QC_GPU_REQUIRE(!a.out || a.ld_out >= a.n_head * a.head_dim, w + ": ld_out must be >= n_head*head_dim");
   QC_GPU_REQUIRE(!a.out_q.hi || (a.out_q.scale && a.out_q.ld >= a.n_head * a.head_dim &&
                                  a.out_q.ld_scale >= a.n_head * a.head_dim / kQBlock),
-                 "attention_decode: out_q needs scale, ld >= n_head*head_dim, ld_scale >= that / 32");
-  if (a.split_len < 0) a.split_len = 0;
-  const int n_splits = attention_grid_splits(a.ctx_hint, a.split_len, a.n_kv, device_sm_count());
+                 w + ": out_q needs scale, ld >= n_head*head_dim, ld_scale >= that / 32");
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.head_dim)));
 
   QC_CUDA_CHECK(
@@ -295,6 +293,26 @@ GpuStatus attention_decode(const AttentionArgs& in, cudaStream_t stream) {
                               n_splits, a.split_len));
   QC_LAUNCH_CHECK("attn_merge_kernel", stream);
   return GpuStatus::success();
+}
+
+}  // namespace
+
+GpuStatus attention_decode(const AttentionArgs& in, cudaStream_t stream) {
+  AttentionArgs a = in;
+  QC_GPU_REQUIRE(
+      a.ctx_hint >= a.m && a.ctx_hint <= a.max_ctx,
+      "attention_decode: ctx_hint must be in [M, max_ctx=" + num(a.max_ctx) + "], got " + num(a.ctx_hint));
+  if (a.split_len < 0) a.split_len = 0;
+  const int n_splits = attention_grid_splits(a.ctx_hint, a.split_len, a.n_kv, device_sm_count());
+  return run_attention(a, "attention_decode", kMaxTokens, n_splits, stream);
+}
+
+GpuStatus attention_prefill(const AttentionArgs& in, cudaStream_t stream) {
+  AttentionArgs a = in;
+  QC_GPU_REQUIRE(a.max_ctx >= 1, "attention_prefill: max_ctx must be positive, got " + num(a.max_ctx));
+  a.split_len = a.max_ctx;  // one split: positions 0 .. the row's own
+  a.ctx_hint = a.max_ctx;
+  return run_attention(a, "attention_prefill", kMaxRows, 1, stream);
 }
 
 GpuStatus kv_store(const KvStoreArgs& a, cudaStream_t stream) {

@@ -4,6 +4,7 @@
 //   qwenchat-bench [--preset 27b | --model FILE] [--json PATH] [--variants tile,hu,...]
 //                  [--contexts 0,4096,32768] [--tokens 32] [--budget 200] [--quick]
 //                  [--prefill 512,2048,8192] [--reuse 8000,100] [--only-prefill]
+//                  [--prefill-gemm auto|f16|int8] [--prefill-rows 1024]
 //
 // 1. Ceilings: read-only stream and device-to-device copy (kernels/bench/bench_util.cuh).
 // 2. The model: a preset's real shapes with Q8_0 weights generated in GPU memory (random_weights.h), or a
@@ -30,6 +31,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -70,6 +72,8 @@ struct Options {
   bool quick = false;
   qc::bench_app::PrefillReuseOptions prefill;
   bool only_prefill = false;  // skip the decode sections (1-5 but the ceilings)
+  qc::cuda::PrefillGemm prefill_gemm = qc::cuda::PrefillGemm::kAuto;
+  int prefill_rows = qc::cuda::CudaBackendOptions{}.prefill_rows;
 };
 
 const std::vector<qc::app::OptionSpec> kSpecs = {
@@ -84,6 +88,8 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
     {"prefill", true, "comma-separated prompt lengths for the prefill rate (default 512,2048,8192)"},
     {"reuse", true, "HISTORY,MESSAGE tokens for the time to first token with state reuse (default 8000,100)"},
     {"only-prefill", false, "only the prefill and reuse measurements"},
+    {"prefill-gemm", true, "the prompt path's GEMM: auto (default), f16 (cuBLASLt) or int8 (gemm_q8)"},
+    {"prefill-rows", true, "tokens per prompt chunk (default 1024)"},
     {"help", false, "this text"},
 };
 
@@ -131,6 +137,18 @@ Result<Options> parse(int argc, char** argv, bool* help) {
     o.prefill.history = std::max(1, std::atoi(hm[0].c_str()));
     o.prefill.message = std::max(1, std::atoi(hm[1].c_str()));
   }
+  if (const auto g = a.get("prefill-gemm")) {
+    if (*g == "auto")
+      o.prefill_gemm = qc::cuda::PrefillGemm::kAuto;
+    else if (*g == "f16")
+      o.prefill_gemm = qc::cuda::PrefillGemm::kF16;
+    else if (*g == "int8")
+      o.prefill_gemm = qc::cuda::PrefillGemm::kInt8;
+    else
+      return qc::make_error("--prefill-gemm: expected auto, f16 or int8, got \"" + *g + "\"");
+  }
+  QC_ASSIGN(const long long pr, a.get_int("prefill-rows", o.prefill_rows, 1, qc::gpu::kMaxRows));
+  o.prefill_rows = static_cast<int>(pr);
   if (o.quick) o.tokens = std::min(o.tokens, 8);
   return o;
 }
@@ -189,6 +207,7 @@ class Bench {
   json project_mtp(const std::array<double, 5>& pass_s);
   // Measured acceptance and speed-up of greedy generation with MTP on a model file that has the block.
   void measure_mtp_generation();
+  void profile_prefill(int tokens);
   void print_table();
   void write_json();
 
@@ -214,6 +233,8 @@ Status Bench::build_model() {
   for (int n : opt_.prefill.prefill) bo.n_ctx = std::max(bo.n_ctx, n + 64);
   bo.n_ctx = std::max(bo.n_ctx, opt_.prefill.history + 2 * opt_.prefill.message + 64);
   bo.max_batch = 4;
+  bo.prefill_gemm = opt_.prefill_gemm;
+  bo.prefill_rows = opt_.prefill_rows;
   bo.measure_ceiling = false;  // measured here, in the same run, with more repetitions (measure_ceilings)
   const auto t = Clock::now();
   if (!opt_.model.empty()) {
@@ -585,6 +606,48 @@ void Bench::print_table() {
   std::printf("total bench time %.1f s (model load %.1f s)\n", elapsed(), load_s_);
 }
 
+// Where a prompt's time goes: device time per phase of the prompt path (cuda/prefill_profile.h) for one
+// prompt of `tokens` random tokens from position 0 with MTP entries, against its wall time.
+void Bench::profile_prefill(int tokens) {
+  tokens = std::min(tokens, be_->n_ctx() - 1);
+  std::mt19937 rng(77);
+  std::uniform_int_distribution<int32_t> d(0, std::min(be_->config().n_vocab, 100000) - 1);
+  std::vector<int32_t> t(static_cast<size_t>(tokens));
+  for (int32_t& x : t) x = d(rng);
+  qc::cuda::PrefillProfile prof;
+  be_->reset();
+  be_->set_prefill_profile(&prof);
+  const auto t0 = Clock::now();
+  std::string err;
+  for (int at = 0; at < tokens && err.empty(); at += be_->prefill_rows()) {
+    const int n = std::min(be_->prefill_rows(), tokens - at);
+    qc::Backend::PrefillMtp m;
+    m.entries = true;
+    if (at + n < tokens) m.next_token = t[static_cast<size_t>(at + n)];
+    auto r = be_->prefill(std::span<const int32_t>(t.data() + at, static_cast<size_t>(n)), at, m);
+    if (!r.ok()) err = r.error().describe();
+  }
+  const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  be_->set_prefill_profile(nullptr);
+  if (!err.empty()) {
+    std::printf("  prefill breakdown: ERROR %s\n", err.c_str());
+    return;
+  }
+  const auto totals = prof.totals();
+  double sum = 0.0;
+  for (const auto& [phase, ms] : totals) sum += ms;
+  std::printf("\n== where a %d-token prompt's time goes (device time per phase, GEMM %s, chunks of %d) ==\n", tokens,
+              be_->prefill_gemm(), be_->prefill_rows());
+  json rows = json::array();
+  for (const auto& [phase, ms] : totals) {
+    std::printf("  %-28s %9.2f ms %5.1f%%\n", phase.c_str(), ms, sum > 0 ? 100.0 * ms / sum : 0.0);
+    rows.push_back({{"phase", phase}, {"ms", ms}});
+  }
+  std::printf("  %-28s %9.2f ms (wall %.2f ms, %.0f tok/s with the events)\n", "sum", sum, wall_ms,
+              tokens / (wall_ms / 1e3));
+  extra_["prefill_breakdown"] = {{"tokens", tokens}, {"phases", rows}, {"wall_ms", wall_ms}};
+}
+
 void Bench::write_json() {
   if (opt_.json_path.empty()) return;
   json j;
@@ -594,6 +657,8 @@ void Bench::write_json() {
   j["model"] = model_desc_;
   j["load_seconds"] = load_s_;
   j["memory"] = be_->memory().describe();
+  j["prefill_gemm"] = be_->prefill_gemm();
+  j["prefill_rows"] = be_->prefill_rows();
   json rows = json::array();
   for (const Row& r : rows_)
     rows.push_back({{"variant", r.variant},
@@ -642,6 +707,8 @@ int Bench::run() {
   }
   std::printf("model: %s\nloaded in %.1f s; device memory %s\n", model_desc_.c_str(), load_s_,
               be_->memory().describe().c_str());
+  std::printf("prompt path: chunks of %d, GEMM %s%s%s\n", be_->prefill_rows(), be_->prefill_gemm(),
+              be_->info().note.empty() ? "" : "; load note: ", be_->info().note.c_str());
   std::printf(
       "bytes per token: weights %.3f GB, GDN state read+write %.3f GB (not counted in the floor), KV %.1f KB "
       "per "
@@ -662,6 +729,7 @@ int Bench::run() {
   if (be_->set_kernel_config(KernelConfig{}).ok())
     extra_["prefill_reuse"] = qc::bench_app::measure_prefill_and_reuse(
         *be_, opt_.prefill, [this](const std::string& what) { return out_of_time(what); });
+  if (be_->prefill_rows() > 0 && !out_of_time("prefill breakdown")) profile_prefill(2048);
   extra_["weight_bytes_per_token"] = static_cast<double>(be_->weight_bytes_per_token());
   print_table();
   write_json();

@@ -105,8 +105,8 @@ struct MemoryEstimate {
   int n_ctx = 0;
 };
 
-// prefill_rows: the prompt path's chunk (0 = no prompt path).
+// prefill_rows: the prompt path's chunk (0 = no prompt path); prefill_f16: with the f16 GEMM's buffers.
 Result<MemoryEstimate> estimate_memory(const ModelConfig& c, const ModelWeights& w, bool have_data, int n_ctx,
-                                       bool with_history, int sm_count, int prefill_rows);
+                                       bool with_history, int sm_count, int prefill_rows, bool prefill_f16);
 
 }  // namespace qc::cuda

@@ -6,6 +6,7 @@
 
 #include "cuda/make_cuda_backend.h"
 #include "cuda/weight_upload.h"
+#include "cublaslt.h"
 
 namespace qc::cuda {
 namespace {
@@ -127,8 +128,17 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   // 1. The estimate, before any allocation.
   // The prompt path's chunk never exceeds the context (a small model's 512 positions need no 1024 rows).
   int prefill_rows = std::min(options.prefill_rows, options.n_ctx);
+  // The prompt path's GEMM: f16 where cuBLASLt loads (cuda/prefill_program.h).
+  bool prefill_f16 = false;
+  if (prefill_rows > 0 && options.prefill_gemm != PrefillGemm::kInt8) {
+    std::string why;
+    prefill_f16 = gpu::cublaslt(&why) != nullptr;
+    if (!prefill_f16 && options.prefill_gemm == PrefillGemm::kF16)
+      return make_error("CUDA backend: the f16 prompt path needs cuBLASLt: " + why);
+    if (!prefill_f16) b->load_note_ = "the prompt path runs on int8 tensor cores (about 3x slower than f16): " + why;
+  }
   QC_ASSIGN(b->mem_, estimate_memory(config, weights, have_data, b->n_ctx_, /*with_history=*/true, b->sm_count_,
-                                     prefill_rows));
+                                     prefill_rows, prefill_f16));
   size_t free_b = 0, total_b = 0;
   QC_CU(cudaMemGetInfo(&free_b, &total_b));
   const uint64_t avail = options.memory_limit ? options.memory_limit : free_b;
@@ -143,9 +153,23 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
                   "the MTP state history (%.2f GiB) does not fit: MTP verification re-runs accepted tokens "
                   "after a rejection instead (exact, one extra weight pass per rejection)",
                   gib(b->mem_.history));
-    b->load_note_ = note;
+    b->load_note_ += (b->load_note_.empty() ? "" : "; ") + std::string(note);
     QC_ASSIGN(b->mem_, estimate_memory(config, weights, have_data, b->n_ctx_, /*with_history=*/false,
-                                       b->sm_count_, prefill_rows));
+                                       b->sm_count_, prefill_rows, prefill_f16));
+  }
+  // The f16 GEMM's buffers (a weight slice of up to 192 MiB) before the whole prompt path.
+  if (prefill_f16 && b->mem_.total() + kMemoryReserve > avail) {
+    QC_ASSIGN(const MemoryEstimate int8, estimate_memory(config, weights, have_data, b->n_ctx_, with_history,
+                                                         b->sm_count_, prefill_rows, false));
+    if (int8.total() + kMemoryReserve <= avail) {
+      if (options.prefill_gemm == PrefillGemm::kF16)
+        return make_error("CUDA backend: the f16 prompt path's buffers (" + num(static_cast<long long>(
+                              (b->mem_.prefill - int8.prefill) >> 20)) + " MiB) do not fit");
+      b->load_note_ += (b->load_note_.empty() ? "" : "; ") +
+                       std::string("the f16 prompt path's buffers do not fit: prompts run on int8 tensor cores");
+      prefill_f16 = false;
+      b->mem_ = int8;
+    }
   }
   // Then the prompt path's buffers: without them prompts run at decode speed, but the model loads.
   if (b->mem_.total() + kMemoryReserve > avail && b->mem_.prefill > 0 &&
@@ -156,7 +180,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
                   gib(b->mem_.prefill));
     b->load_note_ += (b->load_note_.empty() ? "" : "; ") + std::string(note);
     prefill_rows = 0;
-    QC_ASSIGN(b->mem_, estimate_memory(config, weights, have_data, b->n_ctx_, with_history, b->sm_count_, 0));
+    prefill_f16 = false;
+    QC_ASSIGN(b->mem_, estimate_memory(config, weights, have_data, b->n_ctx_, with_history, b->sm_count_, 0, false));
   }
   b->spec_capable_ = with_history;  // false only where a history was needed (GDN layers and an MTP block)
   if (b->mem_.total() + kMemoryReserve > avail) {
@@ -179,12 +204,22 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   QC_ASSIGN(b->model_, layout_model(config, weights, have_data, wc));
   QC_TRY(layout_state(config, b->model_, b->n_ctx_, rc, hc2, kc2, &b->st_, with_history));
   QC_TRY(layout_scratch(config, b->model_, b->sm_count_, sc, &b->sc_));
-  QC_TRY(layout_prefill(config, b->model_, prefill_rows, pc, &b->pb_));
+  QC_TRY(layout_prefill(config, b->model_, prefill_rows, prefill_f16, pc, &b->pb_));
   if (wc.bytes() != b->mem_.weights || rc.bytes() != b->mem_.recurrent || hc2.bytes() != b->mem_.history ||
       kc2.bytes() != b->mem_.kv_cache || sc.bytes() != b->mem_.scratch || pc.bytes() != b->mem_.prefill)
     return make_error("CUDA backend: internal: the layout differs from the estimate");
   b->prog_ = std::make_unique<StepProgram>(b->c_, b->model_, b->st_, b->sc_, b->n_ctx_);
-  b->prefill_ = std::make_unique<PrefillProgram>(b->c_, b->model_, b->st_, b->sc_, b->pb_, b->n_ctx_);
+  if (prefill_f16) {
+    std::string why;
+    b->gemm_f16_ = gpu::GemmF16::create(prefill_rows, b->pb_.lt_workspace, &why);
+    if (!b->gemm_f16_) {
+      if (options.prefill_gemm == PrefillGemm::kF16) return make_error("CUDA backend: f16 prompt path: " + why);
+      b->load_note_ += (b->load_note_.empty() ? "" : "; ") +
+                       ("the prompt path runs on int8 tensor cores (its f16 buffers stay unused): " + why);
+    }
+  }
+  b->prefill_ = std::make_unique<PrefillProgram>(b->c_, b->model_, b->st_, b->sc_, b->pb_, b->n_ctx_,
+                                                 b->gemm_f16_.get());
 
   QC_CU(cudaStreamCreateWithFlags(&b->stream_, cudaStreamNonBlocking));
   QC_CU(cudaStreamCreateWithFlags(&b->capture_stream_, cudaStreamNonBlocking));

@@ -48,6 +48,13 @@
 
 namespace qc::cuda {
 
+// The prompt path's GEMM for Q8_0 projections (cuda/prefill_program.h).
+enum class PrefillGemm {
+  kAuto,  // f16 through cuBLASLt when the toolkit's libcublasLt loads and its buffers fit, else int8 (noted)
+  kF16,   // f16 or a load error saying why not
+  kInt8,  // gemm_q8 on hl activations
+};
+
 struct CudaBackendOptions {
   int n_ctx = 4096;
   int max_batch = 64;  // tokens per forward() call (host logits buffer [max_batch][n_vocab])
@@ -55,6 +62,7 @@ struct CudaBackendOptions {
   // go through forward(). 1024 rows cost 0.45 GiB of buffers for the 27B shapes; the load drops the path
   // (with a note) when it alone does not fit.
   int prefill_rows = 1024;
+  PrefillGemm prefill_gemm = PrefillGemm::kAuto;
   KernelConfig kernels;
   bool probes = false;  // or kernels.probes
   int device = 0;
@@ -101,6 +109,12 @@ class CudaBackend final : public Backend {
   void reset() override;
   Result<StepOutput> forward(std::span<const int32_t> tokens, int pos) override;
   int prefill_rows() const override { return pb_.rows; }
+  // The prompt path's GEMM as loaded: "f16", "int8" or "off" (the load note says why not f16).
+  const char* prefill_gemm() const { return pb_.rows == 0 ? "off" : gemm_f16_ ? "f16" : "int8"; }
+  // Per-phase device time of the following prefill() calls (cuda/prefill_profile.h; null: off).
+  void set_prefill_profile(PrefillProfile* p) {
+    if (prefill_) prefill_->set_profile(p);
+  }
   Result<StepOutput> prefill(std::span<const int32_t> tokens, int pos, const PrefillMtp& mtp) override;
   bool has_mtp() const override { return model_.has_mtp; }
   Result<StepOutput> mtp_forward(int32_t token, std::span<const float> hidden, int pos) override;
@@ -190,6 +204,7 @@ class CudaBackend final : public Backend {
   Scratch sc_;
   std::unique_ptr<StepProgram> prog_;
   PrefillBuffers pb_;
+  std::unique_ptr<gpu::GemmF16> gemm_f16_;  // the prompt path's f16 GEMM; null on the int8 path
   std::unique_ptr<PrefillProgram> prefill_;
   cudaStream_t stream_ = nullptr;
   cudaStream_t capture_stream_ = nullptr;

@@ -1,6 +1,7 @@
 #include "cuda/prefill_program.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "attention.h"
@@ -15,6 +16,13 @@
 
 namespace qc::cuda {
 namespace {
+
+// Powers of two the f16 path scales each kind of projection input by (gemm_f16.h): normed inputs and the
+// mixers' outputs are O(1) with outliers in the hundreds, far inside f16's range (65504); SwiGLU outputs
+// are products of two projections and reach the thousands where a model builds its massive activations,
+// so they get 2^-4 (range 1e6), at the cost of f16 subnormals below 2^-10 there (absolute error <= 2^-21,
+// nothing next to the terms that matter).
+constexpr int kShiftNormed = 0, kShiftMixer = 0, kShiftSwiglu = 4;
 
 QBuf take_rows(Carver& cv, int rows, int k) {
   QBuf b;
@@ -73,7 +81,8 @@ gpu::GdnArgs gdn_args(const ModelConfig& c, const StateBuffers& st, const DevLay
 
 }  // namespace
 
-Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, Carver& cv, PrefillBuffers* out) {
+Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool f16, Carver& cv,
+                      PrefillBuffers* out) {
   PrefillBuffers b;
   b.rows = rows;
   if (rows <= 0) {
@@ -98,6 +107,12 @@ Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, Carv
   b.mix = take_rows(cv, rows, n_mix);
   b.ffn = take_rows(cv, rows, std::max(c.n_ff, 2 * H));
   if (m.has_mtp) b.attn_out = cv.take<float>(static_cast<size_t>(rows) * n_attn);
+  const bool any_attention =
+      m.has_mtp || std::any_of(m.layers.begin(), m.layers.end(), [](const DevLayer& L) { return !L.recurrent; });
+  if (any_attention) {
+    b.attn_q = cv.take<float>(gpu::attention_q_scratch_floats(c.n_head, c.head_dim, rows));
+    b.attn_partials = cv.take<float>(gpu::attention_partial_floats(c.n_head, c.head_dim, rows, 1));
+  }
   b.hidden = cv.take<float>(static_cast<size_t>(rows + 1) * H);
   const bool any_gdn = std::any_of(m.layers.begin(), m.layers.end(), [](const DevLayer& L) { return L.recurrent; });
   if (any_gdn) {
@@ -110,11 +125,47 @@ Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, Carv
     g.conv_kernel = c.ssm_conv_kernel;
     b.gdn = cv.take<float>(std::max<size_t>(gpu::gdn_prefill_scratch_floats(g), 1));
   }
+  if (f16) {
+    // Every Q8_0 matrix the path multiplies (lm_head stays on gemm_q8: one row).
+    int max_k = 8;
+    size_t slice = 0;
+    auto site = [&](const Site& st) {
+      for (const Linear& lin : st.parts) {
+        if (!lin.q8) continue;
+        max_k = std::max(max_k, lin.w.cols);
+        const size_t k = static_cast<size_t>(lin.w.cols);
+        const size_t slice_rows = std::max<size_t>(kF16SliceElems / k, 1);
+        slice = std::max(slice, std::min(static_cast<size_t>(lin.w.rows), slice_rows) * k);
+      }
+    };
+    auto layer = [&](const DevLayer& L) {
+      site(L.in_proj);
+      site(L.out_proj);
+      site(L.gate_up);
+      site(L.down);
+    };
+    for (const DevLayer& L : m.layers) layer(L);
+    if (m.has_mtp) {
+      site(m.mtp_eh_proj);
+      site(m.mtp_layer.in_proj);
+    }
+    b.ld_x16 = (max_k + 7) / 8 * 8;
+    b.x16 = cv.take<uint16_t>(static_cast<size_t>(rows) * b.ld_x16);
+    b.w16_elems = std::max<size_t>(slice, 8);
+    b.w16 = cv.take<uint16_t>(b.w16_elems);
+    b.lt_workspace = cv.take<unsigned char>(gpu::GemmF16::kWorkspaceBytes);
+  }
   *out = b;
   return Status::success();
 }
 
-Status PrefillProgram::norm(const float* x, int ld_x, const float* w, int n, const QBuf& out, cudaStream_t s) const {
+gpu::QActOut PrefillProgram::words(const QBuf& b) const {
+  return f16_ ? gpu::QActOut{} : b.out(true);
+}
+
+Status PrefillProgram::norm(const float* x, int ld_x, const float* w, int n, const QBuf& out, bool quantise,
+                            cudaStream_t s) const {
+  const PhaseScope phase(profile_, "norms", s);
   gpu::RmsNormArgs a;
   a.x = x;
   a.ld_x = ld_x;
@@ -124,14 +175,58 @@ Status PrefillProgram::norm(const float* x, int ld_x, const float* w, int n, con
   a.eps = c_.rms_eps;
   a.out = out.f;
   a.ld_out = out.ld_f;
-  a.out_q = out.out(true);
+  if (quantise) a.out_q = out.out(true);
   return gpu_status("norm", gpu::rmsnorm(a, s));
 }
 
+// The f16 path of one Q8_0 matrix: pb.x16 holds the inputs already; the matrix in slices of rows.
+Status PrefillProgram::project_f16(const char* label, const Linear& lin, int n, float* y, int ld_y,
+                                   const float* residual, int f16_shift, cudaStream_t s) const {
+  const int K = lin.w.cols;
+  const int slice = static_cast<int>(std::min<size_t>(pb_.w16_elems / static_cast<size_t>(K), lin.w.rows));
+  for (int r0 = 0; r0 < lin.w.rows; r0 += slice) {
+    const int rows = std::min(slice, lin.w.rows - r0);
+    {
+      const PhaseScope phase(profile_, "f16: weight dequantisation", s);
+      QC_TRY(gpu_status(label, gpu::dequant_q8_f16(lin.w, r0, rows, pb_.w16, K, s)));
+    }
+    const PhaseScope phase(profile_, label, s);
+    gpu::GemmF16Args g;
+    g.w = pb_.w16;
+    g.n = rows;
+    g.k = K;
+    g.ld_w = K;
+    g.x = pb_.x16;
+    g.ld_x = pb_.ld_x16;
+    g.m = n;
+    g.alpha = std::ldexp(1.0f, f16_shift);
+    g.y = y + lin.out_offset + r0;
+    g.ld_y = ld_y;
+    g.residual = residual ? residual + lin.out_offset + r0 : nullptr;
+    g.ld_residual = ld_y;
+    QC_TRY(gpu_status(label, f16_->run(g, s)));
+  }
+  return Status::success();
+}
+
 Status PrefillProgram::project(const char* label, const Site& site, const QBuf& in, int n, float* y, int ld_y,
-                               const float* residual, cudaStream_t s) const {
+                               const float* residual, int f16_shift, cudaStream_t s) const {
+  return project_site(label, site, in, n, y, ld_y, residual, f16_ != nullptr, f16_shift, s);
+}
+
+Status PrefillProgram::project_site(const char* label, const Site& site, const QBuf& in, int n, float* y, int ld_y,
+                                    const float* residual, bool f16, int f16_shift, cudaStream_t s) const {
+  bool x16_ready = false;  // the site's parts share their input: rounded to f16 once
   for (const Linear& lin : site.parts) {
-    if (lin.q8) {
+    if (lin.q8 && f16) {
+      if (!x16_ready) {
+        const PhaseScope phase(profile_, "f16: activation rounding", s);
+        QC_TRY(gpu_status(label, gpu::rows_to_f16(in.f, in.ld_f, n, lin.w.cols, f16_shift, pb_.x16, pb_.ld_x16, s)));
+        x16_ready = true;
+      }
+      QC_TRY(project_f16(label, lin, n, y, ld_y, residual, f16_shift, s));
+    } else if (lin.q8) {
+      const PhaseScope phase(profile_, label, s);
       gpu::GemmQ8Args g;
       g.w = lin.w;
       g.x = in.in();
@@ -142,6 +237,7 @@ Status PrefillProgram::project(const char* label, const Site& site, const QBuf& 
       g.ld_residual = ld_y;
       QC_TRY(gpu_status(label, gpu::gemm_q8(g, s)));
     } else {
+      const PhaseScope phase(profile_, "dense projections", s);
       gpu::GemmDenseArgs d;
       d.w = lin.dense;
       d.type = lin.dense_type;
@@ -162,64 +258,62 @@ Status PrefillProgram::project(const char* label, const Site& site, const QBuf& 
 }
 
 Status PrefillProgram::gdn(const DevLayer& L, const int* d_pos, int n, cudaStream_t s) const {
+  const PhaseScope phase(profile_, "gdn", s);
   gpu::GdnArgs g = gdn_args(c_, st_, L, pb_.proj, L.in_proj.n_out);
   g.m = n;
   g.d_pos = d_pos;
   g.out = pb_.mix.f;
   g.ld_out = pb_.mix.ld_f;
-  g.out_q = pb_.mix.out(true);
+  g.out_q = words(pb_.mix);
   return gpu_status("gdn", gpu::gdn_prefill(g, pb_.gdn, s));
 }
 
-Status PrefillProgram::attention(const DevLayer& L, const int* d_pos, int n, int ctx_end, float* out, int ld_out,
-                                 const QBuf* out_q, cudaStream_t s) const {
+Status PrefillProgram::attention(const DevLayer& L, const int* d_pos, int n, float* out, int ld_out, const QBuf* out_q,
+                                 cudaStream_t s) const {
+  const PhaseScope phase(profile_, "attention", s);
   const int ldp = L.in_proj.n_out;
-  for (int r = 0; r < n; r += gpu::kMaxTokens) {
-    const size_t row = static_cast<size_t>(r) * ldp;
-    gpu::AttentionArgs a;
-    a.q_gate = pb_.proj + row;
-    a.ld_q = ldp;
-    a.k = pb_.proj + row + L.col_k;
-    a.ld_k = ldp;
-    a.v = pb_.proj + row + L.col_v;
-    a.ld_v = ldp;
-    a.q_norm = L.q_norm;
-    a.k_norm = L.k_norm;
-    a.eps = c_.rms_eps;
-    a.rope_theta = c_.rope_theta;
-    a.rope_dims = c_.rope_dims;
-    a.n_head = c_.n_head;
-    a.n_kv = L.n_kv;
-    a.head_dim = c_.head_dim;
-    a.k_cache = st_.k_cache[static_cast<size_t>(L.kv_index)];
-    a.v_cache = st_.v_cache[static_cast<size_t>(L.kv_index)];
-    a.max_ctx = n_ctx_;
-    a.d_pos = d_pos + r;
-    a.m = std::min(gpu::kMaxTokens, n - r);
-    a.ctx_hint = ctx_end;  // per-row split lengths (split_len 0): the hint only bounds the positions
-    a.q_scratch = sc_.attn_q;
-    a.partials = sc_.attn_partials;
-    a.out = out + static_cast<size_t>(r) * ld_out;
-    a.ld_out = ld_out;
-    if (out_q) a.out_q = offset_rows(*out_q, r).out(true);
-    QC_TRY(gpu_status("attention", gpu::attention_decode(a, s)));
-  }
-  return Status::success();
+  gpu::AttentionArgs a;
+  a.q_gate = pb_.proj;
+  a.ld_q = ldp;
+  a.k = pb_.proj + L.col_k;
+  a.ld_k = ldp;
+  a.v = pb_.proj + L.col_v;
+  a.ld_v = ldp;
+  a.q_norm = L.q_norm;
+  a.k_norm = L.k_norm;
+  a.eps = c_.rms_eps;
+  a.rope_theta = c_.rope_theta;
+  a.rope_dims = c_.rope_dims;
+  a.n_head = c_.n_head;
+  a.n_kv = L.n_kv;
+  a.head_dim = c_.head_dim;
+  a.k_cache = st_.k_cache[static_cast<size_t>(L.kv_index)];
+  a.v_cache = st_.v_cache[static_cast<size_t>(L.kv_index)];
+  a.max_ctx = n_ctx_;
+  a.d_pos = d_pos;
+  a.m = n;
+  a.q_scratch = pb_.attn_q;
+  a.partials = pb_.attn_partials;
+  a.out = out;
+  a.ld_out = ld_out;
+  if (out_q) a.out_q = out_q->out(true);
+  return gpu_status("attention", gpu::attention_prefill(a, s));
 }
 
-Status PrefillProgram::layer(const DevLayer& L, float* h, const int* d_pos, int n, int ctx_end, cudaStream_t s) const {
+Status PrefillProgram::layer(const DevLayer& L, float* h, const int* d_pos, int n, cudaStream_t s) const {
   const int H = c_.n_embd;
-  QC_TRY(norm(h, H, L.attn_norm, n, pb_.x, s));
+  const bool q = !f16_;  // the int8 path reads quantised words
+  QC_TRY(norm(h, H, L.attn_norm, n, pb_.x, q, s));
   const int ldp = L.in_proj.n_out;
-  QC_TRY(project(L.recurrent ? "gdn in" : "attn in", L.in_proj, pb_.x, n, pb_.proj, ldp, nullptr, s));
+  QC_TRY(project(L.recurrent ? "gdn in" : "attn in", L.in_proj, pb_.x, n, pb_.proj, ldp, nullptr, kShiftNormed, s));
   if (L.recurrent)
     QC_TRY(gdn(L, d_pos, n, s));
   else
-    QC_TRY(attention(L, d_pos, n, ctx_end, pb_.mix.f, pb_.mix.ld_f, &pb_.mix, s));
-  QC_TRY(project(L.recurrent ? "gdn out" : "attn out", L.out_proj, pb_.mix, n, h, H, h, s));
-  QC_TRY(norm(h, H, L.post_norm, n, pb_.x, s));
+    QC_TRY(attention(L, d_pos, n, pb_.mix.f, pb_.mix.ld_f, q ? &pb_.mix : nullptr, s));
+  QC_TRY(project(L.recurrent ? "gdn out" : "attn out", L.out_proj, pb_.mix, n, h, H, h, kShiftMixer, s));
+  QC_TRY(norm(h, H, L.post_norm, n, pb_.x, q, s));
   const int F = c_.n_ff, ldg = L.gate_up.n_out;
-  QC_TRY(project("ffn gate+up", L.gate_up, pb_.x, n, pb_.proj, ldg, nullptr, s));
+  QC_TRY(project("ffn gate+up", L.gate_up, pb_.x, n, pb_.proj, ldg, nullptr, kShiftNormed, s));
   gpu::SwigluArgs a;
   a.gate = pb_.proj;
   a.ld_gate = ldg;
@@ -229,9 +323,12 @@ Status PrefillProgram::layer(const DevLayer& L, float* h, const int* d_pos, int 
   a.m = n;
   a.out = pb_.ffn.f;
   a.ld_out = pb_.ffn.ld_f;
-  a.out_q = pb_.ffn.out(true);
-  QC_TRY(gpu_status("swiglu", gpu::swiglu(a, s)));
-  return project("ffn down", L.down, pb_.ffn, n, h, H, h, s);
+  a.out_q = words(pb_.ffn);
+  {
+    const PhaseScope phase(profile_, "swiglu", s);
+    QC_TRY(gpu_status("swiglu", gpu::swiglu(a, s)));
+  }
+  return project("ffn down", L.down, pb_.ffn, n, h, H, h, kShiftSwiglu, s);
 }
 
 Status PrefillProgram::enqueue(const PrefillChunk& ch, cudaStream_t s) const {
@@ -248,16 +345,20 @@ Status PrefillProgram::enqueue(const PrefillChunk& ch, cudaStream_t s) const {
   e.dim = H;
   e.out = pb_.h;
   e.ld_out = H;
-  QC_TRY(gpu_status("embed", gpu::embed(e, s)));
+  {
+    const PhaseScope phase(profile_, "embedding", s);
+    QC_TRY(gpu_status("embed", gpu::embed(e, s)));
+  }
   const int* d_pos = pb_.pos + 1;  // position of chunk row 0
-  const int ctx_end = ch.pos + n;
-  for (const DevLayer& L : m_.layers) QC_TRY(layer(L, pb_.h, d_pos, n, ctx_end, s));
+  for (const DevLayer& L : m_.layers) QC_TRY(layer(L, pb_.h, d_pos, n, s));
   // hidden rows 1..n = rmsnorm(h, output_norm), quantised into x; logits of the last row.
   QBuf fin = pb_.x;
   fin.f = pb_.hidden + H;
   fin.ld_f = H;
-  QC_TRY(norm(pb_.h, H, m_.output_norm, n, fin, s));
-  QC_TRY(project("lm_head", m_.lm_head, offset_rows(fin, n - 1), 1, sc_.logits, c_.n_vocab, nullptr, s));
+  // lm_head: one row, on gemm_q8 on both paths (a vocabulary-sized dequantisation would cost more than it).
+  QC_TRY(norm(pb_.h, H, m_.output_norm, n, fin, true, s));
+  QC_TRY(project_site("lm_head", m_.lm_head, offset_rows(fin, n - 1), 1, sc_.logits, c_.n_vocab, nullptr,
+                      /*f16=*/false, 0, s));
   if (ch.mtp && m_.has_mtp) QC_TRY(mtp_entries(ch, s));
   return Status::success();
 }
@@ -266,11 +367,11 @@ Status PrefillProgram::enqueue(const PrefillChunk& ch, cudaStream_t s) const {
 // rows with both ends known, so in batches of at most `rows` (the buffers' height).
 Status PrefillProgram::mtp_entries(const PrefillChunk& ch, cudaStream_t s) const {
   const int r0 = ch.prev_hidden ? 0 : 1, r1 = ch.next_token ? ch.n : ch.n - 1;
-  for (int b = r0; b <= r1; b += pb_.rows) QC_TRY(mtp_batch(ch, b, std::min(pb_.rows, r1 - b + 1), s));
+  for (int b = r0; b <= r1; b += pb_.rows) QC_TRY(mtp_batch(b, std::min(pb_.rows, r1 - b + 1), s));
   return Status::success();
 }
 
-Status PrefillProgram::mtp_batch(const PrefillChunk& ch, int r0, int k, cudaStream_t s) const {
+Status PrefillProgram::mtp_batch(int r0, int k, cudaStream_t s) const {
   const int H = c_.n_embd;
   gpu::EmbedArgs e;
   e.d_tokens = pb_.tokens + r0;
@@ -299,16 +400,16 @@ Status PrefillProgram::mtp_batch(const PrefillChunk& ch, int r0, int k, cudaStre
   mc.eps = c_.rms_eps;
   mc.out = cat.f;
   mc.ld_out = cat.ld_f;
-  mc.out_q = cat.out(true);
+  mc.out_q = words(cat);
   QC_TRY(gpu_status("mtp concat", gpu::mtp_concat(mc, s)));
   float* x = pb_.mix.f;  // the block's residual stream
   const int ld_x = pb_.mix.ld_f;
-  QC_TRY(project("mtp eh_proj", m_.mtp_eh_proj, cat, k, x, ld_x, nullptr, s));
+  QC_TRY(project("mtp eh_proj", m_.mtp_eh_proj, cat, k, x, ld_x, nullptr, kShiftNormed, s));
   const DevLayer& L = m_.mtp_layer;
-  QC_TRY(norm(x, ld_x, L.attn_norm, k, pb_.x, s));
-  QC_TRY(project("mtp attn in", L.in_proj, pb_.x, k, pb_.proj, L.in_proj.n_out, nullptr, s));
+  QC_TRY(norm(x, ld_x, L.attn_norm, k, pb_.x, !f16_, s));
+  QC_TRY(project("mtp attn in", L.in_proj, pb_.x, k, pb_.proj, L.in_proj.n_out, nullptr, kShiftNormed, s));
   const int n_attn = c_.n_head * c_.head_dim;
-  return attention(L, pb_.pos + r0, k, ch.pos + ch.n, pb_.attn_out, n_attn, nullptr, s);
+  return attention(L, pb_.pos + r0, k, pb_.attn_out, n_attn, nullptr, s);
 }
 
 }  // namespace qc::cuda

@@ -2,13 +2,21 @@
 // per layer, on tensor cores, instead of the decode step's four tokens per weight pass (issue #12).
 //
 // One layer, for the chunk's n token rows (QWEN35.md sections 2-5; the decode step's math, other kernels):
-//   x = rmsnorm(h, attn_norm), quantised (format hl)                    rmsnorm, n rows
-//   in_proj = W x                                                       gemm_q8 (int8 MMA) / gemm_dense
+//   x = rmsnorm(h, attn_norm)                                           rmsnorm, n rows
+//   in_proj = W x                                                       GEMM (below) / gemm_dense
 //   GDN over the n rows in order (gdn_prefill) or attention            (attention_decode per 4 rows, see below)
-//   h += W_out y                                                        gemm_q8 with the residual epilogue
+//   h += W_out y                                                        GEMM with the residual epilogue
 //   x = rmsnorm(h, post_norm); f = swiglu(W_gate x, W_up x); h += W_down f
 // then hidden = rmsnorm(h, output_norm) for every row (the MTP block's input) and logits for the last row
 // only: a 2048-token chunk would otherwise write 2 GB of logits nobody reads.
+//
+// The GEMM of the Q8_0 projections, one of two (CudaBackendOptions::prefill_gemm):
+// - f16 (gemm_f16.h): each matrix dequantised to f16 per call and multiplied by the f16-rounded inputs in
+//   cuBLASLt, at the f16 tensor-core rate; about 3x the int8 path on an H200 (docs/PERFORMANCE.md). Needs
+//   the toolkit's libcublasLt at run time.
+// - int8 (gemm_q8.h): the inputs quantised to format hl, int8 MMA per Q8_0 block with the block scales
+//   folded in f32. Closer to the decode path's numbers (hl, like the hl-class GEMVs), slower.
+// lm_head (one row) always takes gemm_q8.
 //
 // The MTP cache (QWEN35.md section 6): the entry at position q comes from (token x_{q+1}, hidden h_q).
 // With mtp entries requested, the chunk writes them for every q whose next token it knows: q = pos-1 when
@@ -18,21 +26,25 @@
 // projection and the attention kernel (which stores k and v); no FFN, no logits.
 //
 // Bits: every kernel here computes a row from that row's inputs (and, for GDN and attention, the carried
-// state and the cache) with fixed reduction orders, so the state after position p and the logits at p do
-// not depend on how the prompt was split into chunks. They differ from the decode step's bits (int8 MMA
-// over hl activations with the block scales applied per block, not the GEMV family's lane order): the
-// prefix cache therefore restarts from turn-boundary snapshots, which only this path writes, instead of
-// continuing a state that decoded tokens reached (runtime/prefix_cache.h).
+// state and the cache) with fixed reduction orders -- on the f16 path one cuBLASLt algorithm per matrix
+// shape, whatever the chunk's size -- so the state after position p and the logits at p do not depend on
+// how the prompt was split into chunks. They differ from the decode step's bits: the prefix cache
+// therefore restarts from turn-boundary snapshots, which only this path writes, instead of continuing a
+// state that decoded tokens reached (runtime/prefix_cache.h).
 //
-// Attention runs attention_decode on groups of up to four rows, each group at its own position (positions
-// live in device memory, one per row): per-row split lengths make a row's bits depend on its position
-// only. At 8k context a group re-reads the layer's KV cache (32 MB for the 27B), about 20 us per token over
-// the 16 attention layers: a flash-attention kernel over the chunk is the next step (docs/PERFORMANCE.md).
+// Attention runs attention_prefill on the whole chunk (positions live in device memory, one per row): one
+// split per row over positions 0 .. its own, so a row's bits depend on its position only. Each row reads
+// the keys before it from L2 once per KV head; a flash-attention kernel over tiles of rows would read
+// them once per tile (docs/PERFORMANCE.md).
 #pragma once
+
+#include <memory>
 
 #include "cuda/buffers.h"
 #include "cuda/cuda_util.h"
 #include "cuda/device_model.h"
+#include "cuda/prefill_profile.h"
+#include "gemm_f16.h"
 #include "model/config.h"
 
 namespace qc::cuda {
@@ -51,10 +63,26 @@ struct PrefillBuffers {
   float* attn_out = nullptr;  // [rows][n_attn]: the MTP block's attention output (not used further)
   float* hidden = nullptr;    // [rows + 1][H]: row 0 the hidden before the chunk, row 1 + i chunk row i
   float* gdn = nullptr;       // gdn_prefill scratch
+  float* attn_q = nullptr;    // attention_prefill scratch: [rows][n_head][head_dim] rotated queries
+  float* attn_partials = nullptr;  // and [rows][n_head][head_dim + 2] partials (one split per row)
+  // The f16 GEMM's buffers (gemm_f16.h; null on the int8 path): a chunk's activations in f16, one weight
+  // slice dequantised (at most w16_elems elements: a matrix larger than that is dequantised and multiplied
+  // in slices of rows), and cuBLASLt's workspace.
+  uint16_t* x16 = nullptr;  // [rows][ld_x16]
+  int ld_x16 = 0;
+  uint16_t* w16 = nullptr;
+  size_t w16_elems = 0;
+  void* lt_workspace = nullptr;
 };
 
-// rows = 0 lays out nothing (the prefill path is off).
-Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, Carver& carver, PrefillBuffers* out);
+// The most weight elements one f16 slice holds: 96 Mi (192 MiB). The 27B's largest matrix (FFN gate|up,
+// 34816 x 5120) then runs in two slices; a slice costs one more GEMM launch, nothing in bits that depend
+// on the chunking (a column's slice is fixed by the matrix shape).
+inline constexpr size_t kF16SliceElems = size_t{96} << 20;
+
+// rows = 0 lays out nothing (the prefill path is off). f16: the gemm_f16 buffers too.
+Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool f16, Carver& carver,
+                      PrefillBuffers* out);
 
 struct PrefillChunk {
   int pos = 0;               // position of the first token (the caller uploaded pos/tokens)
@@ -66,25 +94,35 @@ struct PrefillChunk {
 
 class PrefillProgram {
  public:
+  // f16: the projections through gemm_f16 (needs pb's f16 buffers); null: gemm_q8 on hl activations.
   PrefillProgram(const ModelConfig& c, const DeviceModel& m, const StateBuffers& st, const Scratch& sc,
-                 const PrefillBuffers& pb, int n_ctx)
-      : c_(c), m_(m), st_(st), sc_(sc), pb_(pb), n_ctx_(n_ctx) {}
+                 const PrefillBuffers& pb, int n_ctx, gpu::GemmF16* f16)
+      : c_(c), m_(m), st_(st), sc_(sc), pb_(pb), n_ctx_(n_ctx), f16_(f16) {}
 
   // The chunk on stream s: state and KV caches advanced by n positions, sc.logits row 0 = the last row's
   // logits, pb.hidden row n = its hidden state.
   Status enqueue(const PrefillChunk& chunk, cudaStream_t s) const;
+  // Per-phase device time of the following enqueues into `profile` (null: none); the benchmark's breakdown.
+  void set_profile(PrefillProfile* profile) { profile_ = profile; }
 
  private:
-  Status layer(const DevLayer& L, float* h, const int* d_pos, int n, int ctx_end, cudaStream_t s) const;
-  Status norm(const float* x, int ld_x, const float* w, int n, const QBuf& out, cudaStream_t s) const;
+  Status layer(const DevLayer& L, float* h, const int* d_pos, int n, cudaStream_t s) const;
+  // quantise: also write out's int8 words (what gemm_q8 reads; the f16 path reads out.f only).
+  Status norm(const float* x, int ld_x, const float* w, int n, const QBuf& out, bool quantise, cudaStream_t s) const;
+  // f16_shift: the power of two the f16 path scales the inputs by (gemm_f16.h), per kind of input.
   Status project(const char* label, const Site& site, const QBuf& in, int n, float* y, int ld_y,
-                 const float* residual, cudaStream_t s) const;
+                 const float* residual, int f16_shift, cudaStream_t s) const;
+  Status project_site(const char* label, const Site& site, const QBuf& in, int n, float* y, int ld_y,
+                      const float* residual, bool f16, int f16_shift, cudaStream_t s) const;
+  Status project_f16(const char* label, const Linear& lin, int n, float* y, int ld_y, const float* residual,
+                     int f16_shift, cudaStream_t s) const;
+  gpu::QActOut words(const QBuf& b) const;  // b's int8 words for the int8 path, none for the f16 path
   Status gdn(const DevLayer& L, const int* d_pos, int n, cudaStream_t s) const;
-  // Attention of rows [0, n) of the projections, 4 rows per launch; output f32 (+ quantised when out_q).
-  Status attention(const DevLayer& L, const int* d_pos, int n, int ctx_end, float* out, int ld_out,
-                   const QBuf* out_q, cudaStream_t s) const;
+  // Attention of rows [0, n) of the projections; output f32 (+ quantised when out_q).
+  Status attention(const DevLayer& L, const int* d_pos, int n, float* out, int ld_out, const QBuf* out_q,
+                   cudaStream_t s) const;
   Status mtp_entries(const PrefillChunk& chunk, cudaStream_t s) const;
-  Status mtp_batch(const PrefillChunk& chunk, int r0, int k, cudaStream_t s) const;  // hidden rows r0..r0+k-1
+  Status mtp_batch(int r0, int k, cudaStream_t s) const;  // hidden rows r0..r0+k-1
 
   const ModelConfig& c_;
   const DeviceModel& m_;
@@ -92,6 +130,8 @@ class PrefillProgram {
   const Scratch& sc_;
   const PrefillBuffers& pb_;
   int n_ctx_;
+  gpu::GemmF16* f16_;
+  PrefillProfile* profile_ = nullptr;
 };
 
 }  // namespace qc::cuda

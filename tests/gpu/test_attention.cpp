@@ -1,6 +1,7 @@
-// Gated attention decode step against a double CPU loop: q/k norm + partial NeoX RoPE, the f16 KV store,
-// split softmax with the fixed-order merge, the output gate, the quantised output; GQA groups 1..8,
-// several positions and split lengths; determinism.
+// Gated attention against a double CPU loop, the decode step (attention_decode) and the prompt path's
+// (attention_prefill, up to kMaxRows rows): q/k norm + partial NeoX RoPE, the f16 KV store, split softmax
+// with the fixed-order merge, the output gate, the quantised output; GQA groups 1..8, several positions
+// and split lengths; determinism; the prompt path's row bits independent of the chunking.
 #include <algorithm>
 
 #include "attention.h"
@@ -55,7 +56,7 @@ int sm_count() {
   return n;
 }
 
-AttnRun run_attention(const AttnCase& c, const AttnInputs& in, bool pdl = false) {
+AttnRun run_attention(const AttnCase& c, const AttnInputs& in, bool pdl = false, bool prefill = false) {
   DevBuf<float> q(in.q_gate), k(in.k), v(in.v), qn(in.q_norm), kn(in.k_norm);
   DevBuf<uint16_t> kc(in.k_cache), vc(in.v_cache);
   DevBuf<int> pos(std::vector<int>{c.pos});
@@ -63,7 +64,7 @@ AttnRun run_attention(const AttnCase& c, const AttnInputs& in, bool pdl = false)
   const int split = c.split_len;  // 0 = per-row lengths
   DevBuf<float> qs(attention_q_scratch_floats(c.n_head, c.dim, c.m));
   DevBuf<float> parts(attention_partial_floats(
-      c.n_head, c.dim, c.m, attention_grid_splits(ctx_hint, split, c.n_kv, sm_count())));
+      c.n_head, c.dim, c.m, prefill ? 1 : attention_grid_splits(ctx_hint, split, c.n_kv, sm_count())));
   const int width = c.n_head * c.dim;
   DevBuf<float> out(static_cast<size_t>(c.m) * width);
   DevBuf<int8_t> qh(static_cast<size_t>(c.m) * width);
@@ -100,7 +101,7 @@ AttnRun run_attention(const AttnCase& c, const AttnInputs& in, bool pdl = false)
   a.out_q = QActOut{qh.get(), nullptr, qsc.get(), width, width / 32};
   a.pdl = pdl;
   AttnRun r;
-  const GpuStatus st = attention_decode(a, nullptr);
+  const GpuStatus st = prefill ? attention_prefill(a, nullptr) : attention_decode(a, nullptr);
   if (!st.ok()) {
     ADD_FAILURE() << st.describe();
     return r;
@@ -130,9 +131,10 @@ TEST(Attention, MatchesCpuDouble) {
       {16, 2, 256, 64, 1400, 1, 512},  // G = 8, long history, few splits
       {4, 2, 256, 64, 5, 4, 64},       // batch longer than the history
   };
+  for (const bool prefill : {false, true})
   for (const AttnCase& c : cases) {
     const AttnInputs in = make_inputs(rng, c);
-    const AttnRun r = run_attention(c, in);
+    const AttnRun r = run_attention(c, in, false, prefill);
     ASSERT_FALSE(r.out.empty());
     ASSERT_TRUE(all_finite(r.out)) << "pos=" << c.pos;
     const int G = c.n_head / c.n_kv, width = c.n_head * c.dim;
@@ -169,7 +171,8 @@ TEST(Attention, MatchesCpuDouble) {
         for (int d = 0; d < c.dim; ++d)
           ASSERT_NEAR(r.out[static_cast<size_t>(m) * width + h * c.dim + d], o[d],
                       2e-4 + 1e-4 * std::fabs(o[d]))
-              << "pos=" << c.pos << " token " << m << " head " << h << " dim " << d;
+              << (prefill ? "prefill" : "decode") << " pos=" << c.pos << " token " << m << " head " << h
+              << " dim " << d;
       }
       // 3. quantised output (format h) consistent with the f32 output
       std::vector<int8_t> eh(width);
@@ -196,6 +199,58 @@ TEST(Attention, DeterministicAndSplitInvariant) {
   ASSERT_EQ(a.out.size(), d.out.size());
   for (size_t i = 0; i < a.out.size(); ++i)
     ASSERT_NEAR(a.out[i], d.out[i], 2e-4 + 1e-4 * std::fabs(a.out[i])) << i;
+}
+
+}  // namespace
+}  // namespace qc::gpu::test
+
+namespace qc::gpu::test {
+namespace {
+
+// The prompt path's attention: 40 rows in one call against the decode kernel row by row (within the
+// tolerance of MatchesCpuDouble, both being within it of the exact result), and the same rows in two calls
+// (17 + 23, the second reading the cache the first wrote) give the one call's bits.
+TEST(Attention, PrefillRowsDependOnTheirPositionOnly) {
+  QC_REQUIRE_DEVICE();
+  std::mt19937 rng(32);
+  const AttnCase all{12, 2, 256, 64, 300, 40, 0};
+  const AttnInputs in = make_inputs(rng, all);
+  const AttnRun one = run_attention(all, in, false, /*prefill=*/true);
+  ASSERT_FALSE(one.out.empty());
+  const int width = all.n_head * all.dim;
+  auto rows = [&](const std::vector<float>& v, int r0, int n, int w) {
+    return std::vector<float>(v.begin() + static_cast<size_t>(r0) * w, v.begin() + static_cast<size_t>(r0 + n) * w);
+  };
+  AttnInputs first = in, second = in;
+  const int split = 17;
+  first.q_gate = rows(in.q_gate, 0, split, 2 * width);
+  first.k = rows(in.k, 0, split, all.n_kv * all.dim);
+  first.v = rows(in.v, 0, split, all.n_kv * all.dim);
+  const AttnRun r1 = run_attention(AttnCase{12, 2, 256, 64, 300, split, 0}, first, false, true);
+  second.q_gate = rows(in.q_gate, split, all.m - split, 2 * width);
+  second.k = rows(in.k, split, all.m - split, all.n_kv * all.dim);
+  second.v = rows(in.v, split, all.m - split, all.n_kv * all.dim);
+  second.k_cache = r1.k_cache;
+  second.v_cache = r1.v_cache;
+  const AttnRun r2 = run_attention(AttnCase{12, 2, 256, 64, 300 + split, all.m - split, 0}, second, false, true);
+  EXPECT_TRUE(same_bits(r1.out, rows(one.out, 0, split, width)));
+  EXPECT_TRUE(same_bits(r2.out, rows(one.out, split, all.m - split, width)));
+  EXPECT_EQ(r2.k_cache, one.k_cache);
+  // Against the decode kernel, four rows at a time on the same cache.
+  AttnInputs dec = in;
+  dec.k_cache = one.k_cache;
+  dec.v_cache = one.v_cache;
+  for (int r0 = 0; r0 < all.m; r0 += 4) {
+    AttnInputs part = dec;
+    part.q_gate = rows(in.q_gate, r0, 4, 2 * width);
+    part.k = rows(in.k, r0, 4, all.n_kv * all.dim);
+    part.v = rows(in.v, r0, 4, all.n_kv * all.dim);
+    const AttnRun d = run_attention(AttnCase{12, 2, 256, 64, 300 + r0, 4, 0}, part);
+    const std::vector<float> want = rows(one.out, r0, 4, width);
+    ASSERT_EQ(d.out.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(d.out[i], want[i], 4e-4 + 2e-4 * std::fabs(want[i])) << "row " << r0 + i / width;
+  }
 }
 
 }  // namespace

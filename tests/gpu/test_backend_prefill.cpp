@@ -1,25 +1,46 @@
-// The CUDA backend's prompt path (Backend::prefill, cuda/prefill_program.h) on whole models: the last
-// token's logits and hidden state, and the state it leaves for decoding, against the f64 oracle within
-// the hl bound of test_backend_oracle.cpp (the path quantises every projection input to format hl, like
-// the hl-class GEMVs, and its GDN and attention kernels round in f32, below the f16-KV floor); the same
-// bits whatever the chunking; MTP cache entries that drafts read like the decode path's; clear errors.
-// Skipped without a device.
+// The CUDA backend's prompt path (Backend::prefill, cuda/prefill_program.h) on whole models, with each of
+// its GEMMs (f16 through cuBLASLt, int8 on hl activations): the last token's logits and hidden state, and
+// the state it leaves for decoding, against the f64 oracle; the same bits whatever the chunking; MTP cache
+// entries that drafts read like the decode path's; clear errors. Skipped without a device (and the f16
+// cases without the toolkit's libcublasLt).
+//
+// Bounds, in the terms of test_backend_oracle.cpp (gain 4, 33 quantisation points per token, the f16-KV
+// floor 4 sqrt(2) 2^-11; GDN and attention round in f32, below the floor):
+// - int8: every projection input in format hl, eps 0.0129 / 127 = 1.0e-4, as the hl-class GEMVs;
+// - f16: a weight and an input each rounded once to f16 (gemm_f16.h), relative rms sqrt(2/3) 2^-11 =
+//   4.0e-4 per projection output (two independent uniform roundings of at most 2^-11 relative); lm_head
+//   stays hl, inside that.
 #include <cstdio>
 
 #include "backend_test_util.h"
+#include "cublaslt.h"
 
 namespace qc::cuda::test {
 namespace {
 
-// test_backend_oracle.cpp's bound for hl activations: 4 sqrt(33) (1.0e-4) + 4 sqrt(2) 2^-11.
-const double kBound = 4.0 * std::sqrt(33.0) * (0.0129 / 127.0) + 4.0 * std::sqrt(2.0) * std::ldexp(1.0, -11);
+const double kFloor = 4.0 * std::sqrt(2.0) * std::ldexp(1.0, -11);
+const double kBoundInt8 = 4.0 * std::sqrt(33.0) * (0.0129 / 127.0) + kFloor;
+const double kBoundF16 = 4.0 * std::sqrt(33.0) * std::sqrt(2.0 / 3.0) * std::ldexp(1.0, -11) + kFloor;
 
-std::unique_ptr<CudaBackend> make_prefill_cuda(const Model& model, int n_ctx, int rows) {
+class CudaPrefill : public ::testing::TestWithParam<PrefillGemm> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (GetParam() == PrefillGemm::kF16 && !gpu::cublaslt(&why)) GTEST_SKIP() << "cuBLASLt unavailable: " << why;
+  }
+  double bound() const { return GetParam() == PrefillGemm::kF16 ? kBoundF16 : kBoundInt8; }
+  std::unique_ptr<CudaBackend> make_prefill_cuda(const Model& model, int n_ctx, int rows) const;
+};
+
+std::unique_ptr<CudaBackend> CudaPrefill::make_prefill_cuda(const Model& model, int n_ctx, int rows) const {
   CudaBackendOptions o;
   o.n_ctx = n_ctx;
   o.prefill_rows = rows;
+  o.prefill_gemm = GetParam();
   auto b = CudaBackend::create(model.config(), model.weights(), o);
   if (!b.ok()) throw std::runtime_error("CudaBackend::create: " + b.error().describe());
+  if (rows > 0 && std::string((*b)->prefill_gemm()) != (GetParam() == PrefillGemm::kF16 ? "f16" : "int8"))
+    throw std::runtime_error(std::string("asked for one GEMM, got ") + (*b)->prefill_gemm() + ": " + (*b)->info().note);
   return std::move(b).value();
 }
 
@@ -58,7 +79,7 @@ std::vector<float> last_row(const std::vector<float>& rows, size_t width) {
   return std::vector<float>(rows.end() - static_cast<std::ptrdiff_t>(width), rows.end());
 }
 
-TEST(CudaPrefill, LastRowAndTheStateItLeavesMatchTheOracle) {
+TEST_P(CudaPrefill, LastRowAndTheStateItLeavesMatchTheOracle) {
   QC_REQUIRE_CUDA_DEVICE();
   auto model = load_model(DType::kQ8_0);
   const auto& c = model->config();
@@ -84,16 +105,16 @@ TEST(CudaPrefill, LastRowAndTheStateItLeavesMatchTheOracle) {
       dnext = std::max(dnext, rel_dist(row, want, 0, V));
     }
     std::printf("[ distance ] prompt %3d: last logits %.3e hidden %.3e, next tokens %.3e (bound %.3e)\n", n, dl,
-                dh, dnext, kBound);
-    EXPECT_LT(dl, kBound) << n;
-    EXPECT_LT(dh, kBound) << n;
-    EXPECT_LT(dnext, kBound) << n;
+                dh, dnext, bound());
+    EXPECT_LT(dl, bound()) << n;
+    EXPECT_LT(dh, bound()) << n;
+    EXPECT_LT(dnext, bound()) << n;
   }
 }
 
 // A prompt longer than the oracle's context: the prompt path in chunks of 1024 against the decode path
-// (both within kBound of the exact result, so within 2 kBound of each other).
-TEST(CudaPrefill, LongPromptAcrossChunksMatchesTheDecodePath) {
+// (both within the bound of the exact result, so within twice it of each other).
+TEST_P(CudaPrefill, LongPromptAcrossChunksMatchesTheDecodePath) {
   QC_REQUIRE_CUDA_DEVICE();
   auto model = load_model(DType::kQ8_0);
   const auto& c = model->config();
@@ -105,14 +126,14 @@ TEST(CudaPrefill, LongPromptAcrossChunksMatchesTheDecodePath) {
   const double dl = rel_dist(got.logits, last_row(dec.logits, V), 0, V);
   const double dh = rel_dist(got.hidden, last_row(dec.hidden, H), 0, H);
   std::printf("[ distance ] prompt 2049 (chunks 1024+1024+1) vs decode path: logits %.3e hidden %.3e (bound %.3e)\n",
-              dl, dh, 2 * kBound);
-  EXPECT_LT(dl, 2 * kBound);
-  EXPECT_LT(dh, 2 * kBound);
+              dl, dh, 2 * bound());
+  EXPECT_LT(dl, 2 * bound());
+  EXPECT_LT(dh, 2 * bound());
 }
 
 // Every row is computed from its own inputs and the carried state: the chunking changes no bit of the
 // last row or of the state (the next decoded token's logits).
-TEST(CudaPrefill, ChunkingChangesNoBit) {
+TEST_P(CudaPrefill, ChunkingChangesNoBit) {
   QC_REQUIRE_CUDA_DEVICE();
   auto model = load_model(DType::kQ8_0);
   const auto& c = model->config();
@@ -138,9 +159,9 @@ TEST(CudaPrefill, ChunkingChangesNoBit) {
 }
 
 // MTP entries written by the prompt path are what the drafts read: after a prompt, the draft at its last
-// position matches the one after the decode path wrote the entries with mtp_forward (within 2 kBound),
+// position matches the one after the decode path wrote the entries with mtp_forward (within twice the bound),
 // and greedy generation with MTP gives the tokens of greedy without it.
-TEST(CudaPrefill, MtpEntriesServeTheDrafts) {
+TEST_P(CudaPrefill, MtpEntriesServeTheDrafts) {
   QC_REQUIRE_CUDA_DEVICE();
   auto model = load_model(DType::kQ8_0);
   const auto& c = model->config();
@@ -163,8 +184,8 @@ TEST(CudaPrefill, MtpEntriesServeTheDrafts) {
   ASSERT_TRUE(want.ok()) << want.error().describe();
   const std::vector<float> d_decode(want->logits.begin(), want->logits.end());
   const double dd = rel_dist(d_prefill, d_decode, 0, V);
-  std::printf("[ distance ] MTP draft after the prompt path vs the decode path: %.3e (bound %.3e)\n", dd, 2 * kBound);
-  EXPECT_LT(dd, 2 * kBound);
+  std::printf("[ distance ] MTP draft after the prompt path vs the decode path: %.3e (bound %.3e)\n", dd, 2 * bound());
+  EXPECT_LT(dd, 2 * bound());
   for (const int draft_len : {1, 3}) {
     const GreedyRun with = greedy(*gpu, prompt, 24, draft_len);
     const GreedyRun without = greedy(*gpu, prompt, 24);
@@ -173,7 +194,7 @@ TEST(CudaPrefill, MtpEntriesServeTheDrafts) {
   }
 }
 
-TEST(CudaPrefill, RefusedCallsChangeNothing) {
+TEST_P(CudaPrefill, RefusedCallsChangeNothing) {
   QC_REQUIRE_CUDA_DEVICE();
   auto model = load_model(DType::kQ8_0);
   const auto& c = model->config();
@@ -206,6 +227,11 @@ TEST(CudaPrefill, RefusedCallsChangeNothing) {
   EXPECT_EQ(off->prefill_rows(), 0);
   EXPECT_FALSE(off->prefill(std::span<const int32_t>(tokens.data(), 4), 0, {}).ok());
 }
+
+INSTANTIATE_TEST_SUITE_P(Gemm, CudaPrefill, ::testing::Values(PrefillGemm::kF16, PrefillGemm::kInt8),
+                         [](const ::testing::TestParamInfo<PrefillGemm>& i) {
+                           return std::string(i.param == PrefillGemm::kF16 ? "f16" : "int8");
+                         });
 
 }  // namespace
 }  // namespace qc::cuda::test

@@ -122,7 +122,8 @@ step_bench() {
 # The CUDA backend: its GPU tests (test_backend_*.cpp), then the CLI end to end on a generated model with
 # the real 0.8B layer shapes (4 layers, 4096-token vocabulary): greedy text per variant/switch, and greedy
 # with MTP against greedy without. Everything goes to backend_tests.log; the summary lines are printed.
-# The prompt path's GEMM (kernels/bench/gemm_bench.cu): every 27B projection shape at M = 128..2048, h and hl.
+# The prompt path's GEMMs (kernels/bench/gemm_bench.cu): every 27B projection shape at M = 128..2048, gemm_q8 h and
+# hl, gemm_f16 with and without its dequantisation.
 step_gemm() {
   local bin
   bin=$(find "$BUILD" -name qwenchat-gemm-bench -type f -perm -u+x | head -1)
