@@ -119,9 +119,6 @@ step_bench() {
   return $rc
 }
 
-# The CUDA backend: its GPU tests (test_backend_*.cpp), then the CLI end to end on a generated model with
-# the real 0.8B layer shapes (4 layers, 4096-token vocabulary): greedy text per variant/switch, and greedy
-# with MTP against greedy without. Everything goes to backend_tests.log; the summary lines are printed.
 # The prompt path's GEMMs (kernels/bench/gemm_bench.cu): every 27B projection shape at M = 128..2048, gemm_q8 h and
 # hl, gemm_f16 with and without its dequantisation.
 step_gemm() {
@@ -134,6 +131,9 @@ step_gemm() {
   return $rc
 }
 
+# The CUDA backend: its GPU tests (test_backend_*.cpp), then the CLI end to end on a generated model with
+# the real 0.8B layer shapes (4 layers, 4096-token vocabulary): greedy text per variant/switch, and greedy
+# with MTP against greedy without. Everything goes to backend_tests.log; the summary lines are printed.
 step_backend() {
   [[ -n "$TESTS_BIN" ]] || { log "no test binary"; return 1; }
   local log_file="$OUT/backend_tests.log" rc=0
