@@ -22,7 +22,7 @@ Result<std::string> default_model_path() {
     if (fs::exists(p, ec)) return fs::weakly_canonical(p, ec).string();
   }
   return make_error("the default model (" + std::string(kDefaultModelFile) + ") was not found next to the program",
-                    "pass --model FILE, or build the assets target");
+                    "choose a .gguf file, or build the assets target");
 }
 
 }  // namespace qc::app

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "common/default_model.h"
+#include "widgets.h"
 
 namespace qc::gui {
 namespace {
@@ -31,6 +32,20 @@ ImVec4 window_rect() {
 }
 
 }  // namespace
+
+bool position_is_visible(int x, int y, int w, int h) {
+  if (x == -1 && y == -1) return false;
+  int count = 0;
+  GLFWmonitor** monitors = glfwGetMonitors(&count);
+  // The top-left part of the window (where its title bar is) must be on a monitor's work area.
+  const int px = x + std::min(w, 100) / 2, py = y + std::min(h, 40) / 2;
+  for (int i = 0; i < count; ++i) {
+    int mx = 0, my = 0, mw = 0, mh = 0;
+    glfwGetMonitorWorkarea(monitors[i], &mx, &my, &mw, &mh);
+    if (px >= mx && px < mx + mw && py >= my && py < my + mh) return true;
+  }
+  return false;
+}
 
 Result<std::unique_ptr<App>> App::create(const GuiOptions& options) {
   QC_ASSIGN(std::string dir, config_dir());
@@ -192,9 +207,12 @@ void App::shortcuts() {
     if (ctrl && k.key == GLFW_KEY_N) requests_.new_conversation = true;
     if (ctrl && k.key == GLFW_KEY_K) requests_.open_search = true;
     if (ctrl && k.key == GLFW_KEY_E) requests_.open_export = true;
+    if (ctrl && k.key == GLFW_KEY_B) toggle_sidebar();
+    if (ctrl && k.key == GLFW_KEY_I) toggle_inspector();
     if (ctrl && k.key == GLFW_KEY_Q) glfwSetWindowShouldClose(glfwGetCurrentContext(), 1);
-    if (k.key == GLFW_KEY_ESCAPE && chat_->streaming()) chat_->stop();
-    if (k.key == GLFW_KEY_F12) shots_.start();
+    // Esc in the search box clears the search; anywhere else it stops the reply being written.
+    if (k.key == GLFW_KEY_ESCAPE && !sidebar_.escape() && chat_->streaming()) chat_->stop();
+    if (k.key == GLFW_KEY_F12 && shots_.enabled()) notices_.check(shots_.start(), "captures");
   }
   key_presses_.clear();
 }
@@ -220,12 +238,15 @@ void App::frame(GLFWwindow* window) {
   if (shots_.active() && win_w > 0 && win_h > 0) {
     const float sx = static_cast<float>(fb_w) / static_cast<float>(win_w);
     const float sy = static_cast<float>(fb_h) / static_cast<float>(win_h);
-    notices_.check(shots_.after_render(fb_w, fb_h, to_pixels(rect_sidebar_, sx, sy),
-                                       to_pixels(rect_chat_, sx, sy), to_pixels(rect_inspector_, sx, sy)),
-                   "screenshot");
+    if (notices_.check(shots_.after_render(fb_w, fb_h, to_pixels(rect_sidebar_, sx, sy),
+                                           to_pixels(rect_chat_, sx, sy), to_pixels(rect_inspector_, sx, sy)),
+                       "captures") &&
+        !shots_.active())
+      notices_.info("captures written to " + shots_.dir());
   }
   glfwSwapBuffers(window);
   update_title(window);
+  remember_window(window);
   handle_requests();
 }
 
@@ -241,6 +262,30 @@ void App::update_title(GLFWwindow* window) {
     glfwSetWindowTitle(window, title.c_str());
     title_ = title;
   }
+}
+
+void App::remember_window(GLFWwindow* window) {
+  if (glfwGetWindowAttrib(window, GLFW_ICONIFIED) || glfwGetWindowAttrib(window, GLFW_MAXIMIZED)) return;
+  int x = 0, y = 0, w = 0, h = 0;
+  glfwGetWindowPos(window, &x, &y);
+  glfwGetWindowSize(window, &w, &h);
+  if (w < AppConfig::kMinWindowW || h < AppConfig::kMinWindowH) return;  // mid-resize by a window manager
+  if (x == config_.window_x && y == config_.window_y && w == config_.window_w && h == config_.window_h) return;
+  config_.window_x = x;
+  config_.window_y = y;
+  config_.window_w = w;
+  config_.window_h = h;
+  config_dirty_ = true;  // saved at most once a second, and at exit
+}
+
+void App::toggle_sidebar() {
+  config_.show_sidebar = !config_.show_sidebar;
+  config_dirty_ = true;
+}
+
+void App::toggle_inspector() {
+  config_.show_inspector = !config_.show_inspector;
+  config_dirty_ = true;
 }
 
 void App::handle_requests() {
@@ -267,6 +312,9 @@ void App::handle_requests() {
     config_dirty_ = false;
   }
   if (const chat::MessageId jump = sidebar_.take_jump()) chat_panel_.scroll_to(jump);
+  // A request takes effect in the next frame (a focus, a popup): draw it now rather than at the next
+  // input event, or the first key typed after Ctrl+K would land before the search box has the focus.
+  if (requests_.open_search || requests_.new_conversation || requests_.open_export) glfwPostEmptyEvent();
   requests_ = AppRequests{};
 }
 
@@ -278,25 +326,30 @@ void App::layout() {
   const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
   const ImVec2 origin = vp->WorkPos;
   const ImVec2 size(vp->WorkSize.x, vp->WorkSize.y - status_h);
-  const float side_w = std::min(config_.sidebar_em * em, size.x * 0.25f);
-  const float insp_w = std::min(config_.inspector_em * em, size.x * 0.4f);
+  const ColumnLayout cols = column_layout(size.x, em, config_);
+  const float side_w = cols.sidebar_w, insp_w = cols.inspector_w;
   const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                                  ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoBringToFrontOnFocus |
                                  ImGuiWindowFlags_NoSavedSettings;
 
-  ImGui::SetNextWindowPos(origin);
-  ImGui::SetNextWindowSize(ImVec2(side_w, size.y));
-  if (ImGui::Begin("Conversations", nullptr, fixed)) sidebar_.draw(ctx);
-  rect_sidebar_ = window_rect();
-  ImGui::End();
+  rect_sidebar_ = ImVec4(0, 0, 0, 0);
+  if (config_.show_sidebar) {
+    ImGui::SetNextWindowPos(origin);
+    ImGui::SetNextWindowSize(ImVec2(side_w, size.y));
+    if (ImGui::Begin("Conversations", nullptr, fixed)) sidebar_.draw(ctx);
+    rect_sidebar_ = window_rect();
+    ImGui::End();
+  }
 
-  ImGui::SetNextWindowPos(ImVec2(origin.x + side_w, origin.y));
-  ImGui::SetNextWindowSize(ImVec2(size.x - side_w - insp_w, size.y));
+  ImGui::SetNextWindowPos(ImVec2(origin.x + cols.chat_x, origin.y));
+  ImGui::SetNextWindowSize(ImVec2(cols.chat_w, size.y));
   if (ImGui::Begin("Chat", nullptr, fixed | ImGuiWindowFlags_NoTitleBar)) chat_panel_.draw(ctx);
   rect_chat_ = window_rect();
   ImGui::End();
 
-  ImGui::SetNextWindowPos(ImVec2(origin.x + size.x - insp_w, origin.y));
+  rect_inspector_ = ImVec4(0, 0, 0, 0);
+  if (config_.show_inspector) {
+  ImGui::SetNextWindowPos(ImVec2(origin.x + cols.inspector_x, origin.y));
   ImGui::SetNextWindowSize(ImVec2(insp_w, size.y));
   if (ImGui::Begin("Inspector", nullptr, fixed | ImGuiWindowFlags_NoTitleBar)) {
     const ScreenshotSequence::Tab forced = shots_.tab();
@@ -327,6 +380,26 @@ void App::layout() {
   }
   rect_inspector_ = window_rect();
   ImGui::End();
+  }
+
+  // The splitters between the columns: dragging one moves the boundary (widths kept in em in config.json).
+  if (config_.show_sidebar) {
+    const float dx = splitter("##split_sidebar", origin.x + side_w, origin.y, cols.gap, size.y);
+    if (dx != 0) {
+      config_.sidebar_em =
+          std::clamp((side_w + dx) / em, AppConfig::kMinSidebarEm, AppConfig::kMaxSidebarEm);
+      requests_.save_config = true;
+    }
+  }
+  if (config_.show_inspector) {
+    const float dx = splitter("##split_inspector", origin.x + cols.inspector_x - cols.gap, origin.y, cols.gap,
+                              size.y);
+    if (dx != 0) {
+      config_.inspector_em =
+          std::clamp((insp_w - dx) / em, AppConfig::kMinInspectorEm, AppConfig::kMaxInspectorEm);
+      requests_.save_config = true;
+    }
+  }
 
   ImGui::SetNextWindowPos(ImVec2(origin.x, origin.y + size.y));
   ImGui::SetNextWindowSize(ImVec2(size.x, status_h));
@@ -335,6 +408,33 @@ void App::layout() {
   }
   ImGui::End();
   export_dialog_.draw(ctx);
+}
+
+float App::splitter(const char* id, float x, float y, float w, float h) {
+  ImGui::SetNextWindowPos(ImVec2(x, y));
+  ImGui::SetNextWindowSize(ImVec2(w, h));
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowMinSize, ImVec2(1, 1));
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowBorderSize, 0.0f);
+  float dx = 0;
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBackground |
+                                 ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav;
+  if (ImGui::Begin(id, nullptr, flags)) {
+    ImGui::InvisibleButton("##bar", ImVec2(w, h));
+    const bool active = ImGui::IsItemActive(), hovered = ImGui::IsItemHovered();
+    if (hovered || active) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeEW);
+    if (active) dx = ImGui::GetIO().MouseDelta.x;
+    if (hovered && !active) tooltip("drag to resize; Ctrl+B hides the conversations, Ctrl+I the inspector");
+    const ImU32 col = ImGui::GetColorU32(active    ? ImGuiCol_SeparatorActive
+                                         : hovered ? ImGuiCol_SeparatorHovered
+                                                   : ImGuiCol_Separator);
+    const float cx = std::floor(x + w * 0.5f) + 0.5f;
+    ImGui::GetWindowDrawList()->AddLine(ImVec2(cx, y), ImVec2(cx, y + h), col, active || hovered ? 3.0f : 1.0f);
+  }
+  ImGui::End();
+  ImGui::PopStyleVar(3);
+  return dx;
 }
 
 void App::menu_bar() {
@@ -348,6 +448,9 @@ void App::menu_bar() {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
+    if (ImGui::MenuItem("Conversations", "Ctrl+B", config_.show_sidebar)) toggle_sidebar();
+    if (ImGui::MenuItem("Inspector", "Ctrl+I", config_.show_inspector)) toggle_inspector();
+    ImGui::Separator();
     if (ImGui::MenuItem("Dark theme", nullptr, config_.settings.dark_theme)) {
       config_.settings.dark_theme = true;
       requests_.apply_theme = requests_.save_config = true;
@@ -362,6 +465,7 @@ void App::menu_bar() {
     ImGui::MenuItem("Enter: send · Shift+Enter: new line", nullptr, false, false);
     ImGui::MenuItem("Esc: stop the reply", nullptr, false, false);
     ImGui::MenuItem("Ctrl+N new · Ctrl+K search · Ctrl+E export", nullptr, false, false);
+    ImGui::MenuItem("Ctrl+B conversations · Ctrl+I inspector (show/hide)", nullptr, false, false);
     if (shots_.enabled()) ImGui::MenuItem("F12: capture every panel", nullptr, false, false);
     ImGui::EndMenu();
   }
@@ -374,11 +478,13 @@ void App::status_bar(float) {
     ImGui::TextColored(e.error ? theme_.error : theme_.text_muted, "%s", e.text.c_str());
     if (ImGui::IsItemHovered() && notices_.entries.size() > 1) {
       ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(tooltip_wrap_width() * 1.5f);  // notices carry paths: a little wider
       const size_t first = notices_.entries.size() > 12 ? notices_.entries.size() - 12 : 0;
       for (size_t i = first; i < notices_.entries.size(); ++i) {
         const auto& n = notices_.entries[i];
-        ImGui::TextColored(n.error ? theme_.error : theme_.text_muted, "%s", n.text.c_str());
+        text_wrapped_colored(n.error ? theme_.error : theme_.text_muted, "%s", n.text.c_str());
       }
+      ImGui::PopTextWrapPos();
       ImGui::EndTooltip();
     }
   }

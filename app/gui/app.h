@@ -12,6 +12,7 @@
 #include "diagnostics_panel.h"
 #include "export_dialog.h"
 #include "gui_options.h"
+#include "layout.h"
 #include "model_panel.h"
 #include "screenshot.h"
 #include "settings_panel.h"
@@ -21,6 +22,10 @@
 struct GLFWwindow;
 
 namespace qc::gui {
+
+// Whether a window at (x, y) of size w x h would have its title-bar corner on a connected monitor (a
+// saved place on a monitor that is gone is not restored). False for x = y = -1 (never placed).
+bool position_is_visible(int x, int y, int w, int h);
 
 class App {
  public:
@@ -52,6 +57,11 @@ class App {
   void status_bar(float height);
   void handle_requests();
   void update_title(GLFWwindow* window);
+  void remember_window(GLFWwindow* window);
+  void toggle_sidebar();
+  void toggle_inspector();  // size and place into the config (saved when changed)
+  // A draggable bar between two columns (x: its left edge); returns the horizontal drag this frame.
+  float splitter(const char* id, float x, float y, float w, float h);
   UiContext context();
 
   GuiOptions options_;

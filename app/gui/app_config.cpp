@@ -52,8 +52,8 @@ bool AppConfig::forget_if_missing(const std::string& path) {
 }
 
 bool AppConfig::on_model_failure(const ModelFacts* loaded) {
-  if (loaded == nullptr || loaded->remote) return false;
-  const std::string b = backend_setting(loaded->backend.name);
+  if (loaded != nullptr && loaded->remote) return false;
+  const std::string b = loaded ? backend_setting(loaded->backend.name) : "cpu";
   if (b == backend) return false;
   backend = b;
   return true;
@@ -94,9 +94,24 @@ AppConfig AppConfig::load(const std::string& path, std::vector<std::string>* war
   if (auto it = j.find("remote_url"); it != j.end() && it->is_string()) c.remote_url = it->get<std::string>();
   if (auto it = j.find("remote_model"); it != j.end() && it->is_string()) c.remote_model = it->get<std::string>();
   if (auto it = j.find("sidebar_em"); it != j.end() && it->is_number())
-    c.sidebar_em = std::clamp(it->get<float>(), 8.0f, 60.0f);
+    c.sidebar_em = std::clamp(it->get<float>(), kMinSidebarEm, kMaxSidebarEm);
   if (auto it = j.find("inspector_em"); it != j.end() && it->is_number())
-    c.inspector_em = std::clamp(it->get<float>(), 12.0f, 80.0f);
+    c.inspector_em = std::clamp(it->get<float>(), kMinInspectorEm, kMaxInspectorEm);
+  if (auto it = j.find("show_sidebar"); it != j.end() && it->is_boolean()) c.show_sidebar = it->get<bool>();
+  if (auto it = j.find("show_inspector"); it != j.end() && it->is_boolean()) c.show_inspector = it->get<bool>();
+  if (auto it = j.find("window"); it != j.end() && it->is_object()) {
+    auto num = [&](const char* key, int lo, int hi, int fallback) {
+      auto v = it->find(key);
+      if (v == it->end() || !v->is_number()) return fallback;
+      const double d = v->get<double>();
+      return d < lo || d > hi ? fallback : static_cast<int>(d);
+    };
+    c.window_w = num("w", kMinWindowW, 32768, c.window_w);
+    c.window_h = num("h", kMinWindowH, 32768, c.window_h);
+    c.window_x = num("x", -32768, 32768, -1);
+    c.window_y = num("y", -32768, 32768, -1);
+    if (c.window_x == -1 || c.window_y == -1) c.window_x = c.window_y = -1;
+  }
   return c;
 }
 
@@ -108,7 +123,10 @@ Status AppConfig::save(const std::string& path) const {
                             {"remote_url", remote_url},
                             {"remote_model", remote_model},
                             {"sidebar_em", sidebar_em},
-                            {"inspector_em", inspector_em}};
+                            {"inspector_em", inspector_em},
+                            {"show_sidebar", show_sidebar},
+                            {"show_inspector", show_inspector},
+                            {"window", {{"x", window_x}, {"y", window_y}, {"w", window_w}, {"h", window_h}}}};
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);

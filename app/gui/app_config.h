@@ -27,13 +27,22 @@ struct AppConfig {
   std::string remote_model;  // empty = the first model the endpoint lists
   float sidebar_em = 17.0f;                // panel widths in multiples of the font size
   float inspector_em = 30.0f;
+  bool show_sidebar = true;    // Ctrl+B
+  bool show_inspector = true;  // Ctrl+I
+  // The window as it was at the last exit (screen coordinates; x/y -1 = let the window manager place
+  // it). The size is never below the minimum.
+  int window_x = -1, window_y = -1;
+  int window_w = 1600, window_h = 1000;
+  static constexpr int kMinWindowW = 800, kMinWindowH = 500;  // docs/GUI.md "Layout and keys"
+  static constexpr float kMinSidebarEm = 8, kMaxSidebarEm = 60, kMinInspectorEm = 12, kMaxInspectorEm = 80;
 
   static constexpr size_t kMaxRecent = 10;
   void add_recent(const std::string& path);
   // What a load or backend switch teaches the configuration: a model that loaded goes first in the recent
   // list (a path that failed never enters it) and its backend becomes the setting; after a failed load
-  // or switch the setting goes back to the backend of the model still loaded (`loaded`; none: unchanged),
-  // so a failed CUDA switch is not what the next start tries. Returns true when something changed.
+  // or switch the setting goes back to the backend of the model still loaded (`loaded`; none loaded: the
+  // CPU backend, the one that always exists), so a failed CUDA switch is not what the next start tries.
+  // Returns true when something changed.
   bool on_model_loaded(const ModelFacts& facts);
   bool on_model_failure(const ModelFacts* loaded);
   // A recent model whose file is gone leaves the list (one that failed otherwise, e.g. out of GPU

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "layout.h"
+#include "widgets.h"
+
 namespace qc::gui {
 
 void ChatPanel::draw(UiContext& ctx) {
@@ -72,6 +75,18 @@ void ChatPanel::messages(UiContext& ctx) {
   const chat::ChatTree* const drawn_tree = tree;
   const size_t n_before = tree->messages.size();
   const chat::MessageId next_before = tree->next_id;
+  // The reading column: at most kReadingWidthPx x UI scale, centred (a table's middle column: its cells
+  // bound every widget's width, headers and wrapping included).
+  const ReadingColumn column = reading_column(ImGui::GetContentRegionAvail().x, ctx.config.settings.ui_scale);
+  const bool centred = column.offset >= 1.0f;
+  if (centred) {
+    ImGui::BeginTable("reading", 3, ImGuiTableFlags_NoPadInnerX | ImGuiTableFlags_NoPadOuterX);
+    ImGui::TableSetupColumn("left", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("text", ImGuiTableColumnFlags_WidthFixed, column.width);
+    ImGui::TableSetupColumn("right", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(1);
+  }
   const float width = ImGui::GetContentRegionAvail().x;
   const float spacing = ImGui::GetStyle().ItemSpacing.y;
   // The visible part, with a screen of margin either side (scrolling a little never shows a blank).
@@ -104,6 +119,7 @@ void ChatPanel::messages(UiContext& ctx) {
       break;
     heights_[id] = {ImGui::GetCursorPosY() - y, width, m->content.size() + m->thinking.size()};
   }
+  if (centred) ImGui::EndTable();
   const bool grew = view.branch.size() != last_message_count_;
   last_message_count_ = view.branch.size();
   // Follow while streaming, and once more on the frame the reply ends (its stats line appears then).
@@ -138,8 +154,11 @@ void ChatPanel::input_box(UiContext& ctx) {
   }
   const ImGuiInputTextFlags flags =
       ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CtrlEnterForNewLine;
+  // Under the reading column, as wide as it.
+  const ReadingColumn column = reading_column(ImGui::GetContentRegionAvail().x, ctx.config.settings.ui_scale);
+  ImGui::SetCursorPosX(ImGui::GetCursorPosX() + column.offset);
   const bool entered = ImGui::InputTextMultiline(
-      "##input", &input_, ImVec2(-button_w - ImGui::GetStyle().ItemSpacing.x, -1), flags);
+      "##input", &input_, ImVec2(column.width - button_w - ImGui::GetStyle().ItemSpacing.x, -1), flags);
   ImGui::GetIO().KeyCtrl = saved_ctrl;
   ImGui::GetIO().KeyMods = saved_mods;
   if (ImGui::IsItemActive()) {
@@ -152,12 +171,11 @@ void ChatPanel::input_box(UiContext& ctx) {
     send(ctx);
     focus_input_ = kFocusTries;
   }
-  if (ImGui::IsItemHovered() && input_.empty())
-    ImGui::SetTooltip("Enter sends · Shift+Enter or Ctrl+Enter new line · Esc stops");
+  if (input_.empty()) item_tooltip("Enter sends · Shift+Enter or Ctrl+Enter new line · Esc stops");
   ImGui::SameLine();
   if (streaming) {
-    if (ImGui::Button("Stop", ImVec2(-1, -1))) ctx.chat.stop();
-  } else if (ImGui::Button("Send", ImVec2(-1, -1))) {
+    if (ImGui::Button("Stop", ImVec2(button_w, -1))) ctx.chat.stop();
+  } else if (ImGui::Button("Send", ImVec2(button_w, -1))) {
     send(ctx);
     focus_input_ = kFocusTries;
   }

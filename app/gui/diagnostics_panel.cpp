@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
+#include <optional>
 
 #include "format.h"
+#include "widgets.h"
 
 namespace qc::gui {
 namespace {
@@ -18,11 +21,107 @@ void section(UiContext& ctx, const char* title) {
   ImGui::Separator();
 }
 
+
+// Labels on a plot's frame (the last item): the value axis's top and bottom on the left, the last value
+// on the right, so the curve can be read without hovering.
+void plot_labels(const ImVec4& muted, float bottom, float top, float last, const char* unit) {
+  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 col = ImGui::GetColorU32(muted);
+  const float pad = ImGui::GetStyle().FramePadding.x;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.1f %s", static_cast<double>(top), unit);
+  dl->AddText(ImVec2(a.x + pad, a.y + 1), col, buf);
+  std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(bottom));
+  dl->AddText(ImVec2(a.x + pad, b.y - ImGui::GetTextLineHeight() - 1), col, buf);
+  std::snprintf(buf, sizeof buf, "last %.1f", static_cast<double>(last));
+  const float w = ImGui::CalcTextSize(buf).x;
+  dl->AddText(ImVec2(b.x - w - pad, b.y - ImGui::GetTextLineHeight() - 1), ImGui::GetColorU32(ImGuiCol_Text), buf);
+}
+
+std::string date_of(int64_t ms) {
+  const std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
+  return buf;
+}
+
 }  // namespace
+
+// After a restart (no reply yet in this session): the figures stored with the newest reply of the open
+// branch, read from the chat tree the controller holds (the store's copy; nothing is written).
+bool DiagnosticsPanel::stored(UiContext& ctx) {
+  const chat::ChatTree* tree = ctx.chat.tree();
+  if (tree == nullptr) return false;
+  const chat::BranchView view = chat::branch_view(*tree);
+  const chat::Message* m = nullptr;
+  std::optional<StoredReplyStats> s;
+  for (size_t i = view.branch.size(); i-- > 0 && !s;) {
+    m = chat::find(*tree, view.branch[i]);
+    if (m && m->role == chat::Role::kAssistant) s = stored_reply_stats(m->stats);
+  }
+  if (!s) return false;
+  section(ctx, "Last stored reply");
+  text_wrapped_colored(ctx.theme.text_muted,
+                       "From the database (%s): no reply has run since the app started; the live figures "
+                       "(curve, layer norms) come with the next one.",
+                       date_of(m->updated_ms).c_str());
+  if (ImGui::BeginTable("stored", 4, ImGuiTableFlags_SizingStretchSame)) {
+    auto cell = [&](const char* label, const char* value) {
+      ImGui::TableNextColumn();
+      text_wrapped_colored(ctx.theme.text_muted, "%s", label);
+      ImGui::PushFont(ctx.fonts.h3);
+      ImGui::TextUnformatted(value);
+      ImGui::PopFont();
+    };
+    char a[32], b[32], c[32], e[32];
+    std::snprintf(a, sizeof a, "%.1f tok/s", s->decode_tok_per_s);
+    std::snprintf(b, sizeof b, "%.0f tok/s", s->prefill_tok_per_s);
+    std::snprintf(c, sizeof c, "%.0f ms", s->ttft_ms);
+    std::snprintf(e, sizeof e, "%d / %d", s->prompt_tokens, s->generated_tokens);
+    cell("Decode", a);
+    cell("Prefill", b);
+    cell("TTFT", c);
+    cell("Prompt / reply", e);
+    ImGui::EndTable();
+  }
+  if (s->prompt_tokens > 0)
+    text_wrapped_colored(ctx.theme.text_muted, "prompt: %d reused from the kept state + %d prefilled",
+                         s->prompt_reused, s->prompt_tokens - s->prompt_reused);
+  text_wrapped_colored(ctx.theme.text_muted, "stop: %s · backend %s%s%s · logits hash %s",
+                       s->stop_reason.empty() ? "?" : s->stop_reason.c_str(), s->backend.c_str(),
+                       s->kernel.empty() ? "" : "/", s->kernel.c_str(),
+                       s->logits_hash.empty() ? "-" : s->logits_hash.c_str());
+  section(ctx, "MTP acceptance per draft position");
+  if (s->mtp_acceptance_per_position.empty()) {
+    text_wrapped_colored(ctx.theme.text_muted, "MTP was off for this reply");
+  } else {
+    for (size_t j = 0; j < s->mtp_acceptance_per_position.size(); ++j) {
+      const double frac = s->mtp_acceptance_per_position[j];
+      char label[64];
+      std::snprintf(label, sizeof label, "position %zu: %.0f%%", j + 1, frac * 100.0);
+      ImGui::ProgressBar(static_cast<float>(frac), ImVec2(-1, 0), label);
+    }
+  }
+  if (s->context_size > 0) {
+    section(ctx, "Context");
+    const float frac = static_cast<float>(s->context_used) / static_cast<float>(s->context_size);
+    char label[64];
+    std::snprintf(label, sizeof label, "%d / %d tokens (%.0f%%)", s->context_used, s->context_size, frac * 100.0f);
+    ImGui::ProgressBar(frac, ImVec2(-1, 0), label);
+  }
+  return true;
+}
 
 void DiagnosticsPanel::draw(UiContext& ctx) {
   const DiagnosticsState& d = ctx.diag;
   if (!d.last && !d.finished) {
+    if (stored(ctx)) {
+      bandwidth_and_memory(ctx);
+      return;
+    }
     text_wrapped_colored(ctx.theme.text_muted, "No generation yet: the figures appear with the first reply.");
     context_meter(ctx);
     bandwidth_and_memory(ctx);
@@ -45,7 +144,17 @@ void DiagnosticsPanel::rates(UiContext& ctx) {
   ImGui::PlotLines("##toks", curve.empty() ? nullptr : curve.data(), static_cast<int>(curve.size()), 0,
                    overlay, 0.0f, std::max(top, 1e-3f),
                    ImVec2(ImGui::GetContentRegionAvail().x, ctx.em() * 4));  // 1.86's plots take no -1
-  text_wrapped_colored(ctx.theme.text_muted, "decode tok/s over the last 16 tokens, one point per token");
+  // The value axis runs from 0 to `top`; the last point is the rate now.
+  plot_labels(ctx.theme.text_muted, 0.0f, std::max(top, 1e-3f), curve.empty() ? 0.0f : curve.back(), "tok/s");
+  if (!curve.empty()) {
+    const auto [lo, hi] = std::minmax_element(curve.begin(), curve.end());
+    text_wrapped_colored(ctx.theme.text_muted,
+                         "decode tok/s over the last 16 tokens, one point per token (x: tokens 2 to %zu); "
+                         "min %.1f, max %.1f",
+                         curve.size() + 1, static_cast<double>(*lo), static_cast<double>(*hi));
+  } else {
+    text_wrapped_colored(ctx.theme.text_muted, "decode tok/s over the last 16 tokens, one point per token");
+  }
   double prefill = 0, ttft = 0;
   int prompt = 0, reused = 0, generated = 0;
   if (d.finished && d.finished->id == d.generation) {
@@ -159,11 +268,22 @@ void DiagnosticsPanel::layer_norms(UiContext& ctx) {
     const ImVec2 b(p.x + (i + 1) * slot - gap * 0.5f, p.y + h - 2);
     dl->AddRectFilled(a, b, ImGui::GetColorU32(gdn ? ctx.theme.gdn : ctx.theme.attention));
     if (ImGui::IsMouseHoveringRect(ImVec2(a.x, p.y), b)) {
-      ImGui::SetTooltip("layer %zu (%s): %.3f", i, gdn ? "Gated DeltaNet" : "attention",
+      tooltip("layer %zu (%s): %.3f", i, gdn ? "Gated DeltaNet" : "attention",
                         static_cast<double>(norms[i]));
     }
   }
+  // The value axis (0 to the largest norm) and the layer axis at both ends.
+  const ImU32 muted = ImGui::GetColorU32(ctx.theme.text_muted);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(top));
+  dl->AddText(ImVec2(p.x + 3, p.y + 1), muted, buf);
   ImGui::Dummy(ImVec2(w, h));
+  std::snprintf(buf, sizeof buf, "layer %zu", norms.size() - 1);
+  const float x0 = ImGui::GetCursorPosX();
+  ImGui::TextColored(ctx.theme.text_muted, "layer 0");
+  ImGui::SameLine(std::max(x0 + ImGui::CalcTextSize("layer 0").x + ImGui::GetStyle().ItemSpacing.x,
+                           x0 + w - ImGui::CalcTextSize(buf).x));
+  ImGui::TextColored(ctx.theme.text_muted, "%s", buf);
   ImGui::ColorButton("##gdn", ctx.theme.gdn, ImGuiColorEditFlags_NoTooltip,
                      ImVec2(ctx.em() * 0.8f, ctx.em() * 0.8f));
   ImGui::SameLine();

@@ -13,6 +13,7 @@ class DiagnosticsPanel {
   void draw(UiContext& ctx);
 
  private:
+  bool stored(UiContext& ctx);  // the last stored reply's figures after a restart; false when none
   void rates(UiContext& ctx);
   void mtp(UiContext& ctx);
   void layer_norms(UiContext& ctx);

@@ -35,6 +35,38 @@ void DiagnosticsState::on_event(const WorkerEvent& event) {
   }
 }
 
+std::optional<StoredReplyStats> stored_reply_stats(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("generated_tokens")) return std::nullopt;
+  auto num = [&](const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+  };
+  auto str = [&](const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  StoredReplyStats s;
+  s.decode_tok_per_s = num("tok_per_s");
+  s.prefill_tok_per_s = num("prefill_tok_per_s");
+  s.ttft_ms = num("ttft_ms");
+  s.prompt_tokens = static_cast<int>(num("prompt_tokens"));
+  s.prompt_reused = static_cast<int>(num("prompt_reused"));
+  s.generated_tokens = static_cast<int>(num("generated_tokens"));
+  s.mtp_draft_len = static_cast<int>(num("mtp_draft_len"));
+  if (const auto it = j.find("mtp_acceptance"); it != j.end() && it->is_number()) s.mtp_acceptance = it->get<double>();
+  if (const auto it = j.find("mtp_acceptance_per_position"); it != j.end() && it->is_array()) {
+    for (const auto& v : *it)
+      if (v.is_number()) s.mtp_acceptance_per_position.push_back(v.get<double>());
+  }
+  s.context_used = static_cast<int>(num("context_used"));
+  s.context_size = static_cast<int>(num("context_size"));
+  s.stop_reason = str("stop_reason");
+  s.backend = str("backend");
+  s.kernel = str("kernel");
+  s.logits_hash = str("logits_hash");
+  return s;
+}
+
 double DiagnosticsState::decode_tok_per_s_now() const {
   if (finished && finished->id == generation && finished->stats.decode_tok_per_s > 0)
     return finished->stats.decode_tok_per_s;

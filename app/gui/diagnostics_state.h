@@ -8,9 +8,25 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+#include <string>
+
 #include "qwenchat/events.h"
 
 namespace qc::gui {
+
+// A reply's figures as the store keeps them with the message (its stats object, chat_state.h keys): what
+// the diagnostics show after a restart, before any new reply. nullopt when the object holds no figures.
+struct StoredReplyStats {
+  double decode_tok_per_s = 0, prefill_tok_per_s = 0, ttft_ms = 0;
+  int prompt_tokens = 0, prompt_reused = 0, generated_tokens = 0;
+  int mtp_draft_len = 0;
+  double mtp_acceptance = -1;                  // overall; -1 = not stored
+  std::vector<double> mtp_acceptance_per_position;
+  int context_used = 0, context_size = 0;
+  std::string stop_reason, backend, kernel, logits_hash;
+};
+std::optional<StoredReplyStats> stored_reply_stats(const nlohmann::json& stats);
 
 struct DiagnosticsState {
   uint64_t generation = 0;  // id of the generation the figures belong to

@@ -18,14 +18,18 @@ exporter::Format format_of(int i) {
 
 }  // namespace
 
-void ExportDialog::suggest_path(UiContext& ctx) {
+std::string ExportDialog::default_folder() {
   const char* home = std::getenv("HOME");
-  const std::filesystem::path dir =
-      home && *home ? std::filesystem::path(home) : std::filesystem::current_path();
+  std::error_code ec;
+  return home && *home ? std::string(home) : std::filesystem::current_path(ec).string();
+}
+
+void ExportDialog::suggest_path(UiContext& ctx) {
+  if (folder_.empty()) folder_ = default_folder();
   const chat::ChatTree* t = ctx.chat.tree();
   const std::string stem =
       all_ || t == nullptr ? "qwenchat-conversations" : file_stem_from_title(t->conversation.title);
-  path_ = (dir / (stem + "." + exporter::format_extension(format_of(format_)))).string();
+  name_ = stem + "." + exporter::format_extension(format_of(format_));
 }
 
 void ExportDialog::open(UiContext& ctx) {
@@ -42,6 +46,11 @@ void ExportDialog::draw(UiContext& ctx) {
   }
   ImGui::SetNextWindowSize(ImVec2(ctx.em() * 34, 0), ImGuiCond_Appearing);
   if (!ImGui::BeginPopupModal("Export", nullptr)) return;
+  // The outcome first, where it is seen (it is also on the status line).
+  if (!result_.empty()) {
+    text_wrapped_colored(result_error_ ? ctx.theme.error : ctx.theme.ok, "%s", result_.c_str());
+    ImGui::Separator();
+  }
   const chat::ChatTree* t = ctx.chat.tree();
   bool changed = false;
   ImGui::TextUnformatted("What");
@@ -67,8 +76,20 @@ void ExportDialog::draw(UiContext& ctx) {
   ImGui::SameLine();
   changed |= ImGui::RadioButton("Plain text", &format_, 2);
   if (changed) suggest_path(ctx);
+  ImGui::TextUnformatted("Folder");
+  ImGui::SetNextItemWidth(-ctx.em() * 5);
+  ImGui::InputText("##folder", &folder_);
+  ImGui::SameLine();
+  if (ImGui::Button("Home", ImVec2(-1, 0))) folder_ = default_folder();
+  const std::string problem = export_folder_problem(folder_);
+  if (!problem.empty()) text_wrapped_colored(ctx.theme.error, "%s: %s", folder_.c_str(), problem.c_str());
+  ImGui::TextUnformatted("File name");
   ImGui::SetNextItemWidth(-1);
-  ImGui::InputText("##path", &path_);
+  ImGui::InputText("##name", &name_);
+  const bool bad_name = name_.empty() || name_.find('/') != std::string::npos || name_ == "." || name_ == "..";
+  if (bad_name) text_wrapped_colored(ctx.theme.error, "a file name, without '/'");
+  const std::string path = (std::filesystem::path(folder_) / name_).string();
+  ImGui::BeginDisabled(!problem.empty() || bad_name);
   if (ImGui::Button("Export")) {
     exporter::ExportOptions o;
     o.format = format_of(format_);
@@ -76,19 +97,18 @@ void ExportDialog::draw(UiContext& ctx) {
     std::vector<chat::ConversationId> ids;
     if (!all_ && t) ids.push_back(t->conversation.id);
     auto text = exporter::export_from_store(ctx.store, ids, o);
-    Status s = text.ok() ? exporter::write_file_atomic(path_, *text) : Status(text.error());
+    Status s = text.ok() ? exporter::write_file_atomic(path, *text) : Status(text.error());
     result_error_ = !s.ok();
-    result_ = s.ok() ? "wrote " + path_ : s.error().describe();
+    result_ = s.ok() ? "Exported: wrote " + path : "Export failed: " + s.error().describe();
     if (s.ok())
       ctx.notices.info(result_);
     else
-      ctx.notices.error("export: " + result_);
+      ctx.notices.error(result_);
   }
+  ImGui::EndDisabled();
   ImGui::SameLine();
   if (ImGui::Button("Close") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
     ImGui::CloseCurrentPopup();
-  if (!result_.empty())
-    ImGui::TextColored(result_error_ ? ctx.theme.error : ctx.theme.ok, "%s", result_.c_str());
   ImGui::EndPopup();
 }
 

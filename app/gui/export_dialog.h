@@ -1,5 +1,6 @@
 // Ctrl+E: export the open conversation (or all of them) to Markdown, JSON or plain text through the
-// store helper's export API, written atomically to a path the user picks.
+// store helper's export API, written atomically to a folder (validated; default $HOME) and file name the
+// user picks. The outcome shows at the top of the dialog and on the status line.
 #pragma once
 
 #include <string>
@@ -20,7 +21,9 @@ class ExportDialog {
   int format_ = 0;    // 0 Markdown, 1 JSON, 2 text
   int branches_ = 0;  // 0 current branch, 1 whole tree
   bool all_ = false;  // every conversation
-  std::string path_;
+  static std::string default_folder();  // $HOME, else the working directory
+  std::string folder_;  // kept for the session (empty: the default)
+  std::string name_;
   std::string result_;
   bool result_error_ = false;
 };

@@ -1,6 +1,9 @@
 #include "format.h"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 
 namespace qc::gui {
 namespace {
@@ -69,6 +72,77 @@ std::string format_bytes(uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", v, units[u]);
   return buf;
+}
+
+ReplyPlaceholder reply_placeholder(const std::string& state, const std::string& content,
+                                   const std::string& thinking, const nlohmann::json& stats) {
+  ReplyPlaceholder p;
+  const bool blank = content.find_first_not_of(" \t\r\n") == std::string::npos;
+  if (!blank) return p;
+  char buf[128];
+  if (state == "streaming") {
+    if (!content.empty()) {
+      std::snprintf(buf, sizeof buf, "writing… (%zu character%s of white space so far)", content.size(),
+                    content.size() == 1 ? "" : "s");
+      p.text = buf;
+    } else if (!thinking.empty()) {
+      p.text = "thinking…";
+    } else {
+      p.text = "waiting for the first token…";
+    }
+    return p;
+  }
+  if (state == "error") return p;  // the error line says it
+  if (!thinking.empty()) {
+    const std::string stop = stats.is_object() ? str(stats, "stop_reason") : std::string();
+    p.warning = true;
+    if (stop == "max_tokens") {
+      p.text = "no answer: ran out of tokens while thinking";
+      p.advice = "raise Max tokens in Settings (or turn Thinking off) and regenerate";
+    } else if (state == "stopped") {
+      p.text = "no answer: stopped while thinking";
+      p.advice = "Regenerate writes a new reply";
+    } else {
+      p.text = "no answer: the reply ended while thinking" + (stop.empty() ? "" : " (stop: " + stop + ")");
+      p.advice = "Regenerate writes a new reply";
+    }
+    return p;
+  }
+  if (!content.empty()) {
+    std::snprintf(buf, sizeof buf, "(%zu character%s of white space only)", content.size(),
+                  content.size() == 1 ? "" : "s");
+    p.text = buf;
+  } else if (state == "complete") {
+    p.text = "(empty reply)";
+  }
+  return p;
+}
+
+std::vector<std::pair<size_t, size_t>> match_ranges(std::string_view text, std::string_view query) {
+  std::vector<std::pair<size_t, size_t>> out;
+  if (query.empty() || query.size() > text.size()) return out;
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  for (size_t i = 0; i + query.size() <= text.size();) {
+    size_t k = 0;
+    while (k < query.size() && lower(text[i + k]) == lower(query[k])) ++k;
+    if (k == query.size()) {
+      out.emplace_back(i, query.size());
+      i += query.size();
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string export_folder_problem(const std::string& folder) {
+  if (folder.empty()) return "choose a folder";
+  std::error_code ec;
+  const auto st = std::filesystem::status(folder, ec);
+  if (!std::filesystem::exists(st)) return "no such folder";
+  if (!std::filesystem::is_directory(st)) return "not a folder";
+  if (::access(folder.c_str(), W_OK) != 0) return "this folder cannot be written";
+  return {};
 }
 
 std::string file_stem_from_title(const std::string& title) {

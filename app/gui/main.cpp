@@ -52,12 +52,20 @@ int run(int argc, char** argv) {
   // under the app's icon; Wayland shells match the app id the same way.
   glfwWindowHintString(GLFW_X11_CLASS_NAME, "qwenchat");
   glfwWindowHintString(GLFW_X11_INSTANCE_NAME, "qwenchat");
-  GLFWwindow* window = glfwCreateWindow(1600, 1000, "qwenchat", nullptr, nullptr);
+  // The size and place of the last session (config.json "window"), never below the minimum.
+  const qc::gui::AppConfig& cfg = (*app)->config();
+  glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);  // shown once placed, so it does not jump
+  GLFWwindow* window = glfwCreateWindow(cfg.window_w, cfg.window_h, "qwenchat", nullptr, nullptr);
   if (window == nullptr) {
     std::fprintf(stderr, "qwenchat: cannot create an OpenGL 3.3 window: %s\n", glfw_error().c_str());
     glfwTerminate();
     return 1;
   }
+  glfwSetWindowSizeLimits(window, qc::gui::AppConfig::kMinWindowW, qc::gui::AppConfig::kMinWindowH,
+                          GLFW_DONT_CARE, GLFW_DONT_CARE);
+  if (qc::gui::position_is_visible(cfg.window_x, cfg.window_y, cfg.window_w, cfg.window_h))
+    glfwSetWindowPos(window, cfg.window_x, cfg.window_y);
+  glfwShowWindow(window);
   glfwMakeContextCurrent(window);
   glfwSwapInterval(1);
 

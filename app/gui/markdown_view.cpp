@@ -7,6 +7,8 @@
 #include <cfloat>
 #include <string_view>
 
+#include "widgets.h"
+
 namespace qc::gui {
 namespace {
 
@@ -126,7 +128,7 @@ class Flow {
     if (s.style & md::kLink) {
       dl_->AddLine(ImVec2(p.x, p.y + f->FontSize), ImVec2(p.x + w, p.y + f->FontSize), c);
       if (ImGui::IsMouseHoveringRect(p, ImVec2(p.x + w, p.y + f->FontSize))) {
-        ImGui::SetTooltip("%s\n(click to copy the link)", s.url.c_str());
+        tooltip("%s\n(click to copy the link)", s.url.c_str());
         if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) ImGui::SetClipboardText(s.url.c_str());
       }
     }

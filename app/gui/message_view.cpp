@@ -1,11 +1,14 @@
 #include "message_view.h"
 
 #include <imgui.h>
+#include <imgui_internal.h>
 #include <imgui_stdlib.h>
 
 #include <cstdio>
 
 #include "format.h"
+#include "layout.h"
+#include "widgets.h"
 
 namespace qc::gui {
 void MessageView::draw(const chat::Message& m, const chat::SiblingInfo& siblings, UiContext& ctx,
@@ -21,6 +24,7 @@ void MessageView::draw(const chat::Message& m, const chat::SiblingInfo& siblings
   const float pad = ctx.em() * 0.5f;
   ImGui::SetCursorScreenPos(ImVec2(start.x + pad, start.y + pad));
   ImGui::BeginGroup();
+  right_ = start.x + width - pad;  // the bubble's inner right edge (screen x): the buttons end there
   ImGui::PushTextWrapPos(start.x + width - pad - ImGui::GetWindowPos().x + ImGui::GetScrollX());
   ImGui::PushItemWidth(width - 2 * pad);
   header(m, siblings, ctx);
@@ -40,23 +44,14 @@ void MessageView::draw(const chat::Message& m, const chat::SiblingInfo& siblings
       ImGui::PopStyleColor();
     }
     MarkdownStyle st{&ctx.fonts, &ctx.theme, ImGui::GetStyleColorVec4(ImGuiCol_Text)};
-    const bool blank = m.content.find_first_not_of(" \t\r\n") == std::string::npos;
-    if (!blank) {
+    const ReplyPlaceholder ph =
+        user ? ReplyPlaceholder{} : reply_placeholder(chat::state_name(m.state), m.content, m.thinking, m.stats);
+    if (m.content.find_first_not_of(" \t\r\n") != std::string::npos) {
       draw_markdown(cache.get(m.id, m.content), st);
-    } else if (!m.content.empty() && m.state != chat::MessageState::kStreaming) {
-      ImGui::TextColored(ctx.theme.text_muted, "(%zu characters of white space only)", m.content.size());
-    } else if (m.state == chat::MessageState::kStreaming) {
-      // White space that streamed in is a token too: "waiting" only until anything arrived.
-      const char* what = !m.content.empty() ? "writing…" : m.thinking.empty() ? "waiting for the first token…"
-                                                                              : "thinking…";
-      ImGui::TextColored(ctx.theme.text_muted, "%s", what);
-    } else if (!user && m.state == chat::MessageState::kComplete && !m.thinking.empty()) {
-      // The reply ended inside its thinking (the token limit, usually): say so instead of an empty bubble.
-      const std::string stop = m.stats.is_object() ? m.stats.value("stop_reason", std::string()) : std::string();
-      ImGui::TextColored(ctx.theme.warning, "no answer: the reply ended while thinking%s%s",
-                         stop.empty() ? "" : " (stop: ", stop.empty() ? "" : (stop + ")").c_str());
-      if (stop == "max_tokens")
-        ImGui::TextColored(ctx.theme.text_muted, "raise Max tokens in Settings, or turn Thinking off, and regenerate");
+    } else if (!ph.text.empty()) {
+      // Never an empty bubble: white space that streamed in, or a reply that ended inside its thinking.
+      text_wrapped_colored(ph.warning ? ctx.theme.warning : ctx.theme.text_muted, "%s", ph.text.c_str());
+      if (!ph.advice.empty()) text_wrapped_colored(ctx.theme.text_muted, "%s", ph.advice.c_str());
     }
     if (m.state == chat::MessageState::kError) {
       ImGui::PushStyleColor(ImGuiCol_Text, ctx.theme.error);
@@ -96,28 +91,44 @@ void MessageView::header(const chat::Message& m, const chat::SiblingInfo& sib, U
     ImGui::SameLine();
     ImGui::TextColored(ctx.theme.warning, "(stopped)");
   }
-  actions(m, ctx);
+  actions(m, ctx, ImGui::GetItemRectMax().x);
 }
 
-void MessageView::actions(const chat::Message& m, UiContext& ctx) {
+void MessageView::actions(const chat::Message& m, UiContext& ctx, float text_end) {
   const bool streaming = m.state == chat::MessageState::kStreaming;
   if (streaming || editing_ == m.id) return;
   const bool user = m.role == chat::Role::kUser;
   const bool busy = ctx.chat.streaming();
-  // Right-aligned small buttons.
-  const char* labels_user[] = {"Copy", "Edit", "Delete"};
-  const char* labels_reply[] = {"Copy", "Regenerate", "Delete"};
+  // Right-aligned small buttons, placed from the text widths so they never run into the role label
+  // (at a large UI scale they go on a line of their own instead).
+  const bool copied = copied_id_ == m.id && ctx.now_s - copied_at_s_ < kCopiedShown_s;
+  const char* labels_user[] = {"Copied", "Edit", "Delete"};  // the widest of Copy/Copied: no jump
+  const char* labels_reply[] = {"Copied", "Regenerate", "Delete"};
   const char** labels = user ? labels_user : labels_reply;
+  const ImGuiStyle& style = ImGui::GetStyle();
   float w = 0;
-  for (int i = 0; i < 3; ++i)
-    w += ImGui::CalcTextSize(labels[i]).x + ImGui::GetStyle().FramePadding.x * 2 +
-         ImGui::GetStyle().ItemSpacing.x;
-  ImGui::SameLine(std::max(ImGui::GetContentRegionMax().x - w - ctx.em() * 0.5f, ImGui::GetCursorPosX()));
-  if (ImGui::SmallButton("Copy")) {
-    std::string text = m.content;
-    ImGui::SetClipboardText(text.c_str());
-    ctx.notices.info("copied the message to the clipboard");
+  for (int i = 0; i < 3; ++i) w += ImGui::CalcTextSize(labels[i]).x + style.FramePadding.x * 2;
+  w += style.ItemSpacing.x * 2;
+  const float x = buttons_x(text_end, right_, w, style.ItemSpacing.x);
+  if (x >= 0) {
+    ImGui::SameLine();
+    ImGui::SetCursorScreenPos(ImVec2(x, ImGui::GetCursorScreenPos().y));
+  } else {
+    ImGui::SetCursorScreenPos(ImVec2(std::max(right_ - w, ImGui::GetCursorScreenPos().x),
+                                     ImGui::GetCursorScreenPos().y));
   }
+  const float copy_w = ImGui::CalcTextSize("Copied").x + style.FramePadding.x * 2;
+  ImGui::PushStyleVar(ImGuiStyleVar_ButtonTextAlign, ImVec2(0.5f, 0.5f));
+  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(style.FramePadding.x, 0.0f));
+  const bool copy = ImGui::ButtonEx(copied ? "Copied###copy" : "Copy###copy", ImVec2(copy_w, 0),
+                                    ImGuiButtonFlags_AlignTextBaseLine);  // a SmallButton of fixed width
+  ImGui::PopStyleVar(2);
+  if (copy) {
+    ImGui::SetClipboardText(m.content.c_str());
+    copied_id_ = m.id;
+    copied_at_s_ = ctx.now_s;
+  }
+  if (copied) item_tooltip("the message's Markdown source is on the clipboard");
   ImGui::SameLine();
   ImGui::BeginDisabled(busy);
   if (user) {

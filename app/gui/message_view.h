@@ -21,13 +21,19 @@ class MessageView {
 
  private:
   void header(const chat::Message& m, const chat::SiblingInfo& sib, UiContext& ctx);
-  void actions(const chat::Message& m, UiContext& ctx);
+  // text_end: screen x where the header's text ends (the buttons go right of it).
+  void actions(const chat::Message& m, UiContext& ctx, float text_end);
   void edit_box(const chat::Message& m, UiContext& ctx);
   void stats_line(const chat::Message& m, UiContext& ctx);
 
   chat::MessageId editing_ = 0;
   std::string edit_text_;
   chat::MessageId confirm_delete_ = 0;
+  float right_ = 0;  // screen x of the current bubble's inner right edge
+  // "Copied" replaces "Copy" on the button for a moment after a click.
+  static constexpr double kCopiedShown_s = 1.5;
+  chat::MessageId copied_id_ = 0;
+  double copied_at_s_ = -1e9;
 };
 
 }  // namespace qc::gui

@@ -10,6 +10,7 @@
 
 #include "common/default_model.h"
 #include "format.h"
+#include "widgets.h"
 
 namespace qc::gui {
 namespace {
@@ -106,23 +107,21 @@ void ModelPanel::file_section(UiContext& ctx) {
   ImGui::BeginDisabled(ctx.model.loading || path_.empty());
   if (ImGui::Button("Load", ImVec2(-1, 0)) || (enter && !path_.empty())) load(ctx, path_);
   ImGui::EndDisabled();
-  // Size of the file before loading: the weights are mapped, so it is most of the memory a load costs.
+  // What a load would cost, from the file's header (no weight is read): the file is memory-mapped, plus
+  // the backend's caches for the configured context.
   std::error_code ec;
   if (!path_.empty() && std::filesystem::is_regular_file(path_, ec)) {
-    const uint64_t size = std::filesystem::file_size(path_, ec);
-    if (!ec)
-      text_wrapped_colored(ctx.theme.text_muted, "file: %s (weights are memory-mapped)",
-                           format_bytes(size).c_str());
+    estimate(ctx);
   } else if (!path_.empty() && std::filesystem::is_directory(path_, ec)) {
-    text_wrapped_colored(ctx.theme.warning, "a folder, not a file: type the path of a .gguf file inside it");
+    text_wrapped_colored(ctx.theme.warning, "is a directory, expected a .gguf file (type the path of one inside it)");
   } else if (!path_.empty() && std::filesystem::exists(path_, ec)) {
-    text_wrapped_colored(ctx.theme.warning, "not a regular file");
+    text_wrapped_colored(ctx.theme.warning, "not a regular file, expected a .gguf file");
   } else if (!path_.empty()) {
     text_wrapped_colored(ctx.theme.warning, "no such file");
   }
   if (ctx.model.facts && !ctx.model.loading) {
-    if (ImGui::SmallButton("Unload the model")) ctx.worker.post(UnloadModelCommand{});
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("frees its memory (the GPU's too); load one again to chat");
+    if (ImGui::Button("Unload")) ctx.worker.post(UnloadModelCommand{});
+    item_tooltip("frees its memory (the GPU's too); load one again to chat");
   }
   if (ImGui::CollapsingHeader("Recent models", ImGuiTreeNodeFlags_DefaultOpen)) {
     if (ctx.config.recent_models.empty()) text_wrapped_colored(ctx.theme.text_muted, "none yet");
@@ -134,7 +133,7 @@ void ModelPanel::file_section(UiContext& ctx) {
         path_ = p;
         if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left) && !ctx.model.loading) load(ctx, p);
       }
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n(double-click loads)", p.c_str());
+      item_tooltip("%s\n(double-click loads)", p.c_str());
       ImGui::PopID();
     }
     auto def = app::default_model_path();
@@ -145,6 +144,40 @@ void ModelPanel::file_section(UiContext& ctx) {
     }
     ImGui::EndDisabled();
   }
+}
+
+void ModelPanel::estimate(UiContext& ctx) {
+  const EngineSettings s = ctx.config.settings.engine();
+  EngineOptions o;
+  o.model_path = path_;
+  o.n_ctx = s.n_ctx;
+  o.probes = s.probes;
+  auto kind = parse_backend_kind(ctx.config.backend);
+  o.backend = kind.ok() ? *kind : BackendKind::kCpu;
+  std::error_code ec;
+  const auto mtime = std::filesystem::last_write_time(path_, ec);
+  const std::string key = path_ + "|" + std::to_string(o.n_ctx) + "|" + ctx.config.backend + "|" +
+                          std::to_string(ec ? 0 : mtime.time_since_epoch().count());
+  if (key != estimate_key_) {  // the header is parsed once per file, context and backend
+    estimate_key_ = key;
+    estimate_ = estimate_load(o);
+  }
+  if (!estimate_ || !estimate_->ok()) {
+    text_wrapped_colored(ctx.theme.warning, "not a model this app can load: %s",
+                         estimate_ ? estimate_->error().message.c_str() : "?");
+    return;
+  }
+  const LoadEstimate& e = **estimate_;
+  const bool cuda = o.backend == BackendKind::kCuda;
+  text_wrapped_colored(ctx.theme.text_muted, "Memory estimate: %s = %s weights (the file, memory-mapped) + %s "
+                       "caches for a %d-token context%s",
+                       format_bytes(e.total_bytes()).c_str(), format_bytes(e.file_bytes).c_str(),
+                       format_bytes(e.state_bytes).c_str(), e.n_ctx,
+                       cuda ? " (CUDA: about that much GPU memory, weights copied to the device)" : "");
+  item_tooltip("Read from the file's header before loading; the CPU backend allocates exactly these caches "
+               "(key/value caches of the attention layers, Gated DeltaNet states, scratch). Context length is "
+               "in Settings > Engine%s.",
+               e.n_ctx_train > 0 ? (" (this model was trained for " + std::to_string(e.n_ctx_train) + ")").c_str() : "");
 }
 
 void ModelPanel::remote_section(UiContext& ctx) {
@@ -170,9 +203,7 @@ void ModelPanel::remote_section(UiContext& ctx) {
   ImGui::BeginDisabled(ctx.model.loading || ctx.config.remote_url.empty());
   if (ImGui::Button("Connect")) connect(ctx);
   ImGui::EndDisabled();
-  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
-    ImGui::SetTooltip("The key is kept for this session only; it is never written to the config file.");
-  }
+  item_tooltip("The key is kept for this session only; it is never written to the config file.");
 }
 
 void ModelPanel::backend_section(UiContext& ctx) {

@@ -3,8 +3,10 @@
 // the loaded model's facts, and load errors in the window.
 #pragma once
 
+#include <optional>
 #include <string>
 
+#include "qwenchat/engine.h"
 #include "ui_context.h"
 
 namespace qc::gui {
@@ -24,10 +26,13 @@ class ModelPanel {
   void remote_section(UiContext& ctx);
   void progress(UiContext& ctx);
   void facts(UiContext& ctx);
+  void estimate(UiContext& ctx);  // the memory a load of path_ would take (qwenchat/engine.h estimate_load)
 
   std::string path_;
   static inline std::string remote_key_;  // typed API key, this session only
   bool path_initialised_ = false;
+  std::string estimate_key_;  // path, context, backend and mtime the estimate is for
+  std::optional<Result<LoadEstimate>> estimate_;
 };
 
 }  // namespace qc::gui

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <vector>
 
 namespace qc::gui {
@@ -37,6 +38,18 @@ Status write_framebuffer_png(const std::string& path, int fb_width, int fb_heigh
 
 namespace qc::gui {
 
+Status ScreenshotSequence::start() {
+  if (!enabled()) return {};
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) return make_error("cannot create the capture folder " + dir_ + ": " + ec.message());
+  if (!std::filesystem::is_directory(dir_, ec))
+    return make_error("cannot write captures to " + dir_ + ": it is not a folder");
+  step_ = 1;
+  frame_ = 0;
+  return {};
+}
+
 ScreenshotSequence::Tab ScreenshotSequence::tab() const {
   switch (step_) {
     case 1:
@@ -52,16 +65,26 @@ ScreenshotSequence::Tab ScreenshotSequence::tab() const {
 
 Status ScreenshotSequence::after_render(int fb_w, int fb_h, PixelRect sidebar, PixelRect chat,
                                         PixelRect inspector) {
+  Status s = capture(fb_w, fb_h, sidebar, chat, inspector);
+  if (!s.ok()) step_ = 0;  // one error, not one per frame
+  return s;
+}
+
+Status ScreenshotSequence::capture(int fb_w, int fb_h, PixelRect sidebar, PixelRect chat, PixelRect inspector) {
   if (step_ == 0) return {};
   if (++frame_ < kFramesPerTab) return {};
   frame_ = 0;
   const char* names[] = {"", "model", "settings", "diagnostics"};
   const std::string name = names[step_];
-  QC_TRY(write_framebuffer_png(dir_ + "/" + name + ".png", fb_w, fb_h, inspector));
+  auto panel = [&](const std::string& file, PixelRect r) -> Status {
+    if (r.w <= 0 || r.h <= 0) return {};  // hidden
+    return write_framebuffer_png(dir_ + "/" + file, fb_w, fb_h, r);
+  };
+  QC_TRY(panel(name + ".png", inspector));
   QC_TRY(write_framebuffer_png(dir_ + "/full_" + name + ".png", fb_w, fb_h, PixelRect{0, 0, fb_w, fb_h}));
   if (step_ == 3) {
-    QC_TRY(write_framebuffer_png(dir_ + "/sidebar.png", fb_w, fb_h, sidebar));
-    QC_TRY(write_framebuffer_png(dir_ + "/chat.png", fb_w, fb_h, chat));
+    QC_TRY(panel("sidebar.png", sidebar));
+    QC_TRY(panel("chat.png", chat));
     std::FILE* f = std::fopen((dir_ + "/done").c_str(), "w");
     if (f == nullptr) return make_error(dir_ + "/done: cannot write the marker file");
     std::fclose(f);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "qwenchat/kernel_config.h"
+#include "widgets.h"
 
 namespace qc::gui {
 namespace {
@@ -18,9 +19,7 @@ void section(UiContext& ctx, const char* title) {
 }
 
 void help(UiContext& ctx, const char* text) {
-  ImGui::SameLine();
-  ImGui::TextColored(ctx.theme.text_muted, "(?)");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text);
+  help_marker(ctx.theme.text_muted, text);
 }
 
 }  // namespace
@@ -130,6 +129,18 @@ void SettingsPanel::kernels(UiContext& ctx) {
   Settings& s = ctx.config.settings;
   KernelConfig& k = s.kernels;
   section(ctx, "Kernel variants (CUDA backend)");
+  text_wrapped_colored(ctx.theme.text_muted,
+                       "How the GPU does the model's arithmetic. They change speed, not what the model says "
+                       "(variants of one class give bit-for-bit the same text).");
+  const ModelFacts* f = ctx.model.facts ? &*ctx.model.facts : nullptr;
+  const bool on_cuda = f && f->backend_kind == BackendKind::kCuda;
+  if (!on_cuda) {
+    text_wrapped_colored(ctx.theme.warning, "%s",
+                         f ? "Disabled: the model runs on the CPU backend, which has no kernel variants. Choose "
+                             "CUDA in the Model tab to use them."
+                           : "Disabled: no model is loaded on the CUDA backend (choose CUDA in the Model tab).");
+  }
+  ImGui::BeginDisabled(!on_cuda);
   bool changed = false;
   const std::string current = gemv_variant_name(k.gemv);
   if (ImGui::BeginCombo("GEMV variant", current.c_str())) {
@@ -143,15 +154,23 @@ void SettingsPanel::kernels(UiContext& ctx) {
     ImGui::EndCombo();
   }
   help(ctx,
-       "Q8_0 matrix-vector kernels. Variants of one class give identical bits: "
-       "h = hu = h2 = tile_h and hl = hlu = hlu4 = hl2 = tile; sk and deq are judged by their distance "
-       "from the f64 oracle.");
+       "GEMV = matrix times vector, the step that reads every weight once per token; the variants differ in "
+       "how GPU threads share that work (hlu4: two-word activations, unrolled by 4; tile: tiles of rows per "
+       "warp). Variants of one class give identical bits: h = hu = h2 = tile_h and hl = hlu = hlu4 = hl2 = "
+       "tile; sk and deq are judged by their distance from the f64 oracle.");
   const int cls = gemv_identity_class(k.gemv);
   text_wrapped_colored(ctx.theme.text_muted, "bit-identity class: %s",
                        cls == 0   ? "h (single int8 activation word)"
                        : cls == 1 ? "hl (two-word activation)"
                                   : "its own (accepted on its distance from the f64 oracle)");
-  if (k.gemv == GemvVariant::kSplitK) changed |= ImGui::SliderInt("Split-K chunks", &k.split_k, 2, 16);
+  text_wrapped_colored(ctx.theme.text_muted,
+                       "In plain words: switching to another variant of the same class changes the speed only, "
+                       "never a single output bit.");
+  if (k.gemv == GemvVariant::kSplitK) {
+    changed |= ImGui::SliderInt("Split-K chunks", &k.split_k, 2, 16);
+    help(ctx, "split-K: each row's sum is cut into this many pieces summed by separate thread groups (more "
+              "parallel work for narrow matrices; the sum order changes, so the bits may too)");
+  }
   if (k.gemv == GemvVariant::kTile || k.gemv == GemvVariant::kTileH) {
     const char* rows[] = {"auto", "1", "2"};
     changed |= ImGui::Combo("Rows per warp", &k.tile_rows_per_warp, rows, 3);
@@ -168,9 +187,15 @@ void SettingsPanel::kernels(UiContext& ctx) {
                                 k.tile_blocks_per_sm < 0 ? "auto" : "%d");
   }
   changed |= ImGui::Checkbox("Fused residual + RMSNorm + quantise", &k.fuse_residual_norm_quant);
+  help(ctx, "fused: three small steps done in one GPU kernel, so the data is read once instead of three times");
   changed |= ImGui::Checkbox("Fused gate/up + SwiGLU", &k.fuse_gate_up);
+  help(ctx, "the feed-forward block's two input matrices and its activation in one kernel");
   changed |= ImGui::Checkbox("CUDA graph", &k.cuda_graph);
+  help(ctx, "records a token's hundreds of kernel launches once and replays them: less CPU time per token");
   changed |= ImGui::Checkbox("Programmatic launch (PDL)", &k.programmatic_launch);
+  help(ctx, "PDL = programmatic dependent launch: the next kernel starts its preamble while the previous one "
+            "finishes (Hopper GPUs and newer), hiding some launch gaps");
+  ImGui::EndDisabled();
   if (changed) {
     changed_ = true;
     if (const std::string bad = s.engine().kernels.validate(); !bad.empty()) {
@@ -179,14 +204,9 @@ void SettingsPanel::kernels(UiContext& ctx) {
       ctx.worker.post(SetKernelConfigCommand{s.engine().kernels});
     }
   }
-  const ModelFacts* f = ctx.model.facts ? &*ctx.model.facts : nullptr;
-  if (f && f->backend_kind == BackendKind::kCuda) {
+  if (on_cuda) {
     ImGui::Text("In use: %s on %s", f->kernel_variant().c_str(), f->backend.device.c_str());
     text_wrapped_colored(ctx.theme.text_muted, "A change switches at the next token of a reply in progress.");
-  } else {
-    text_wrapped_colored(
-        ctx.theme.text_muted,
-        "In use: none (the CPU reference backend has no kernel variants; these apply on CUDA).");
   }
 }
 

@@ -3,7 +3,13 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include <imgui_internal.h>
+
 #include <ctime>
+
+#include "format.h"
+#include "layout.h"
+#include "widgets.h"
 
 namespace qc::gui {
 namespace {
@@ -17,14 +23,71 @@ std::string date_of(int64_t ms) {
   return buf;
 }
 
+// Wrapped text with the byte ranges `marks` on a highlight: laid out word by word (a word that does not
+// fit starts a new line), each piece drawn over its own background rectangle when marked.
+void highlighted_text(const std::string& text, const std::vector<std::pair<size_t, size_t>>& marks,
+                      ImU32 mark_bg, const ImVec4& color) {
+  const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+  const float left = ImGui::GetCursorScreenPos().x;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  ImVec2 pen = ImGui::GetCursorScreenPos();
+  const float line_h = ImGui::GetTextLineHeight();
+  const ImU32 fg = ImGui::GetColorU32(color);
+  auto marked = [&](size_t i) {
+    for (const auto& [b, n] : marks)
+      if (i >= b && i < b + n) return true;
+    return false;
+  };
+  size_t i = 0;
+  while (i < text.size()) {
+    // One word and the spaces after it.
+    size_t end = i;
+    while (end < text.size() && text[end] != ' ' && text[end] != '\n') ++end;
+    while (end < text.size() && (text[end] == ' ' || text[end] == '\n')) ++end;
+    const float word_w = ImGui::CalcTextSize(text.data() + i, text.data() + end).x;
+    if (pen.x > left && pen.x + word_w > right) pen = ImVec2(left, pen.y + line_h);
+    // Pieces of the word with one marking each.
+    for (size_t a = i; a < end;) {
+      const bool m = marked(a);
+      size_t b = a + 1;
+      while (b < end && marked(b) == m) ++b;
+      const float w = ImGui::CalcTextSize(text.data() + a, text.data() + b).x;
+      if (m) dl->AddRectFilled(pen, ImVec2(pen.x + w, pen.y + line_h), mark_bg, 2.0f);
+      dl->AddText(pen, fg, text.data() + a, text.data() + b);
+      pen.x += w;
+      a = b;
+    }
+    i = end;
+  }
+  ImGui::Dummy(ImVec2(right - left, pen.y + line_h - ImGui::GetCursorScreenPos().y));
+}
+
 }  // namespace
 
 void SidebarPanel::reload(UiContext& ctx) {
   loaded_version_ = ctx.chat.list_version();
   auto list = ctx.store.list_conversations();
-  if (ctx.notices.check(list.ok() ? Status() : Status(list.error()), "conversation list"))
-    conversations_ = std::move(*list);
+  if (ctx.notices.check(list.ok() ? Status() : Status(list.error()), "conversation list")) {
+    if (list_hovered_) {
+      std::vector<int64_t> shown, fresh;
+      for (const auto& c : conversations_) shown.push_back(c.id);
+      for (const auto& c : *list) fresh.push_back(c.id);
+      std::vector<store::ConversationSummary> kept;
+      for (size_t i : frozen_order(shown, fresh)) kept.push_back(std::move((*list)[i]));
+      conversations_ = std::move(kept);
+      resort_pending_ = true;
+    } else {
+      conversations_ = std::move(*list);
+      resort_pending_ = false;
+    }
+  }
   searched_.clear();  // contents may have changed: search again
+}
+
+bool SidebarPanel::escape() {
+  if (!search_active_ || query_.empty()) return false;
+  clear_search_ = true;
+  return true;
 }
 
 void SidebarPanel::draw(UiContext& ctx) {
@@ -34,9 +97,16 @@ void SidebarPanel::draw(UiContext& ctx) {
     ImGui::SetKeyboardFocusHere();
     focus_search_ = false;
   }
+  if (clear_search_) {
+    // The box keeps its own copy of the text while it is being edited: let go of it, clear, take it back.
+    clear_search_ = false;
+    query_.clear();
+    ImGui::ClearActiveID();
+    ImGui::SetKeyboardFocusHere();
+  }
   ImGui::SetNextItemWidth(-1);
-  ImGui::InputTextWithHint("##search", "Search (Ctrl+K)", &query_);
-  if (ImGui::IsItemActive() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) query_.clear();
+  ImGui::InputTextWithHint("##search", "Search (Ctrl+K) · Esc clears", &query_);
+  search_active_ = ImGui::IsItemActive();
   ImGui::Separator();
   ImGui::BeginChild("list");
   if (query_.empty()) {
@@ -44,7 +114,11 @@ void SidebarPanel::draw(UiContext& ctx) {
   } else {
     results(ctx);
   }
+  list_hovered_ = ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows |
+                                         ImGuiHoveredFlags_AllowWhenBlockedByActiveItem |
+                                         ImGuiHoveredFlags_AllowWhenBlockedByPopup);
   ImGui::EndChild();
+  if (!list_hovered_ && resort_pending_) reload(ctx);  // the pointer left: the sorted order again
   modals(ctx);
 }
 
@@ -57,7 +131,7 @@ void SidebarPanel::list(UiContext& ctx) {
     if (ImGui::Selectable(c.title.c_str(), selected))
       ctx.notices.check(ctx.chat.open(c.id), "open conversation");
     if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip("%s\n%lld messages · %s\nright-click: rename, delete", c.title.c_str(),
+      tooltip("%s\n%lld messages · %s\nright-click: rename, delete", c.title.c_str(),
                         static_cast<long long>(c.message_count), date_of(c.updated_ms).c_str());
     }
     if (ImGui::BeginPopupContextItem("menu")) {
@@ -96,11 +170,19 @@ void SidebarPanel::results(UiContext& ctx) {
     ImGui::PushFont(ctx.fonts.bold);
     const bool clicked = ImGui::Selectable(h.conversation_title.c_str());
     ImGui::PopFont();
-    ImGui::PushStyleColor(ImGuiCol_Text, ctx.theme.text_muted);
-    ImGui::TextWrapped("%s%s",
-                       h.message_id == 0 ? "title: " : (h.role == chat::Role::kUser ? "you: " : "reply: "),
-                       h.snippet.c_str());
-    ImGui::PopStyleColor();
+    // The snippet with every match of the query on a highlight (the store's match when the ASCII
+    // comparison finds none, e.g. a case difference outside ASCII).
+    const std::string prefix =
+        h.message_id == 0 ? "title: " : (h.role == chat::Role::kUser ? "you: " : "reply: ");
+    std::string snippet = h.snippet;
+    for (char& c : snippet)
+      if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    auto marks = match_ranges(snippet, searched_);
+    if (marks.empty() && h.match_length > 0 && h.match_begin + h.match_length <= snippet.size())
+      marks.emplace_back(h.match_begin, h.match_length);
+    for (auto& m : marks) m.first += prefix.size();
+    highlighted_text(prefix + snippet, marks, ImGui::GetColorU32(ImGuiCol_TextSelectedBg),
+                     ctx.theme.text_muted);
     if (clicked || (ImGui::IsItemClicked())) {
       if (ctx.notices.check(ctx.chat.open(h.conversation_id), "open conversation") && h.message_id != 0) {
         if (ctx.notices.check(ctx.chat.jump_to(h.message_id), "jump to message")) jump_to_ = h.message_id;

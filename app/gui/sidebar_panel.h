@@ -14,6 +14,9 @@ class SidebarPanel {
  public:
   void draw(UiContext& ctx);
   void focus_search() { focus_search_ = true; }
+  // Esc (from the app's key callback): clears the search when its box has the keyboard. Returns
+  // whether it did (then Esc means nothing else).
+  bool escape();
   // Set when the user picked a search hit: the chat view scrolls to that message.
   chat::MessageId take_jump() {
     const chat::MessageId id = jump_to_;
@@ -28,6 +31,12 @@ class SidebarPanel {
   void modals(UiContext& ctx);
 
   std::vector<store::ConversationSummary> conversations_;
+  // The list does not re-sort under the pointer: while it is hovered a change keeps the rows in place
+  // (layout.h frozen_order) and the sorted order comes back when the pointer leaves.
+  bool list_hovered_ = false;
+  bool resort_pending_ = false;
+  bool search_active_ = false;  // the search box had the keyboard last frame
+  bool clear_search_ = false;
   uint64_t loaded_version_ = 0;
   std::string query_;
   std::string searched_;

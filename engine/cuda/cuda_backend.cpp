@@ -97,7 +97,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
                                 ? std::string(cudaGetErrorName(de)) + ": " + cudaGetErrorString(de)
                                 : "the CUDA runtime reports 0 devices";
     (void)cudaGetLastError();
-    return make_error("no CUDA device: " + why, "use --backend cpu");
+    return make_error("no CUDA device: " + why, "choose the CPU backend");
   }
   if (options.device < 0 || options.device >= n_dev)
     return make_error("CUDA device " + num(options.device) + " does not exist (" + num(n_dev) + " found)");

@@ -221,7 +221,7 @@ uint64_t Site::bytes() const {
 Status check_cuda_support(const ModelConfig& c) {
   auto fail = [](const std::string& what) {
     return Status(make_error("the CUDA backend does not support this model: " + what,
-                             "use --backend cpu for this model"));
+                             "choose the CPU backend for this model"));
   };
   if (c.n_embd % 32 != 0 || c.n_embd > 12288)
     return fail("hidden size must be a multiple of 32 and <= 12288, got " + num(c.n_embd));

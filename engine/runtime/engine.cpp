@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "gguf/reader.h"
+#include "model/config.h"
 #include "reference/reference_backend.h"
 #ifdef QWENCHAT_HAVE_CUDA_BACKEND
 #include "cuda/make_cuda_backend.h"
@@ -31,6 +33,28 @@ bool cuda_backend_compiled() {
 #else
   return false;
 #endif
+}
+
+Result<LoadEstimate> estimate_load(const EngineOptions& options) {
+  QC_ASSIGN(std::unique_ptr<gguf::File> file, gguf::File::open(options.model_path));
+  QC_ASSIGN(ModelConfig c, read_config(*file));
+  // The vocabulary size comes from the embedding table, as Model::from_file takes it.
+  if (const gguf::TensorInfo* embd = file->find_tensor("token_embd.weight");
+      embd != nullptr && embd->ne[1] > 0 && embd->ne[1] <= (1u << 30)) {
+    c.n_vocab = static_cast<int>(embd->ne[1]);
+  }
+  LoadEstimate e;
+  e.file_bytes = file->file_size();
+  e.n_ctx_train = c.n_ctx_train;
+  e.n_ctx = options.n_ctx > 0 ? options.n_ctx : 1;
+  if (c.n_ctx_train > 0) e.n_ctx = std::min(e.n_ctx, c.n_ctx_train);
+  ReferenceOptions o;
+  o.precision = options.backend == BackendKind::kCpuF64 ? RefPrecision::kDouble : RefPrecision::kFloat;
+  o.n_ctx = e.n_ctx;
+  o.probes = options.probes;
+  e.state_bytes = reference_state_bytes(c, o);
+  e.architecture = c.architecture;
+  return e;
 }
 
 Result<std::unique_ptr<Backend>> make_backend(BackendKind kind, const Model& model, const EngineOptions& options) {

@@ -42,7 +42,8 @@ Status check_model_path(const std::string& path) {
   std::error_code ec;
   const auto st = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(st)) return make_error(path + ": no such file");
-  if (!std::filesystem::is_regular_file(st)) return make_error(path + ": not a regular file");
+  if (std::filesystem::is_directory(st)) return make_error(path + ": is a directory, expected a .gguf file");
+  if (!std::filesystem::is_regular_file(st)) return make_error(path + ": not a regular file, expected a .gguf file");
   return {};
 }
 

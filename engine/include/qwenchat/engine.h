@@ -54,6 +54,20 @@ class Engine {
   std::unique_ptr<Backend> backend_;
 };
 
+// What loading `options.model_path` with `options` would cost, read from the file's header only (no weight
+// is touched): for the GUI's Model tab before Load. state_bytes is the CPU backend's allocation (KV caches,
+// Gated DeltaNet states, scratch: exact, reference_state_bytes); the CUDA backend allocates about the same
+// state on the device plus a copy of the weights.
+struct LoadEstimate {
+  uint64_t file_bytes = 0;   // the GGUF, memory-mapped (the weights)
+  int n_ctx = 0;             // the context the backend would allocate (options.n_ctx capped at training)
+  int n_ctx_train = 0;       // 0 when the file does not say
+  uint64_t state_bytes = 0;  // caches and scratch for n_ctx positions
+  std::string architecture;
+  uint64_t total_bytes() const { return file_bytes + state_bytes; }
+};
+Result<LoadEstimate> estimate_load(const EngineOptions& options);
+
 // Builds a backend of the given kind for a loaded model (the model must outlive it).
 Result<std::unique_ptr<Backend>> make_backend(BackendKind kind, const Model& model, const EngineOptions& options);
 
