@@ -81,6 +81,13 @@ gpu::GdnArgs gdn_args(const ModelConfig& c, const StateBuffers& st, const DevLay
 
 }  // namespace
 
+int f16_slice_rows(int n, int k) {
+  const size_t total = static_cast<size_t>(n) * static_cast<size_t>(k);
+  const size_t slices = std::max<size_t>(1, (total + kF16SliceElems - 1) / kF16SliceElems);
+  const size_t rows = ((static_cast<size_t>(n) + slices - 1) / slices + 127) / 128 * 128;
+  return static_cast<int>(std::min<size_t>(rows, static_cast<size_t>(n)));
+}
+
 Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool f16, Carver& cv,
                       PrefillBuffers* out) {
   PrefillBuffers b;
@@ -133,9 +140,7 @@ Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool
       for (const Linear& lin : st.parts) {
         if (!lin.q8) continue;
         max_k = std::max(max_k, lin.w.cols);
-        const size_t k = static_cast<size_t>(lin.w.cols);
-        const size_t slice_rows = std::max<size_t>(kF16SliceElems / k, 1);
-        slice = std::max(slice, std::min(static_cast<size_t>(lin.w.rows), slice_rows) * k);
+        slice = std::max(slice, static_cast<size_t>(f16_slice_rows(lin.w.rows, lin.w.cols)) * lin.w.cols);
       }
     };
     auto layer = [&](const DevLayer& L) {
@@ -183,7 +188,7 @@ Status PrefillProgram::norm(const float* x, int ld_x, const float* w, int n, con
 Status PrefillProgram::project_f16(const char* label, const Linear& lin, int n, float* y, int ld_y,
                                    const float* residual, int f16_shift, cudaStream_t s) const {
   const int K = lin.w.cols;
-  const int slice = static_cast<int>(std::min<size_t>(pb_.w16_elems / static_cast<size_t>(K), lin.w.rows));
+  const int slice = f16_slice_rows(lin.w.rows, K);  // layout_prefill sized pb.w16 for it
   for (int r0 = 0; r0 < lin.w.rows; r0 += slice) {
     const int rows = std::min(slice, lin.w.rows - r0);
     {

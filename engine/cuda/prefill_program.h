@@ -75,10 +75,13 @@ struct PrefillBuffers {
   void* lt_workspace = nullptr;
 };
 
-// The most weight elements one f16 slice holds: 96 Mi (192 MiB). The 27B's largest matrix (FFN gate|up,
-// 34816 x 5120) then runs in two slices; a slice costs one more GEMM launch, nothing in bits that depend
-// on the chunking (a column's slice is fixed by the matrix shape).
+// The most weight elements one f16 slice holds: 96 Mi (192 MiB). A larger matrix (the 27B's FFN gate|up,
+// 34816 x 5120) is dequantised and multiplied in slices of rows; a column's slice is fixed by the matrix
+// shape, so slices change nothing in how a row's bits depend on the chunking.
 inline constexpr size_t kF16SliceElems = size_t{96} << 20;
+// Rows per slice of an N x K matrix: the fewest slices that fit, of equal height rounded up to a multiple
+// of 128 (17408 for the 27B's gate|up: a GEMM shape the heuristic serves as well as the whole matrix).
+int f16_slice_rows(int n, int k);
 
 // rows = 0 lays out nothing (the prefill path is off). f16: the gemm_f16 buffers too.
 Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool f16, Carver& carver,

@@ -1,11 +1,12 @@
 // qwenchat-gemm-bench: the prefill GEMM (gemm_q8) on the 27B projection shapes.
 //
-//   qwenchat-gemm-bench [--sweep] [--reps N] [--shape NAME] [--m M1,M2,..] [--plan-rows R]
+//   qwenchat-gemm-bench [--sweep] [--reps N] [--shape NAME] [--m M1,M2,..] [--plan-rows R] [--ld-x L]
 //
 // Per shape (N x K), M in {128, 512, 1024, 2048}: gemm_q8 in formats h and hl, and gemm_f16 (format f16:
 // cuBLASLt on the weights dequantised to f16, its algorithm chosen for --plan-rows rows, default 1024, the
 // prefill chunk; timed as "deq+lt": the weight dequantisation, the activation rounding and the GEMM, as
-// the prompt path runs them, and as "lt": the GEMM alone). gemm_q8: the launcher's schedule ("auto") and,
+// the prompt path runs them, and as "lt": the GEMM alone; --ld-x: the f16 inputs' row stride, K by default,
+// the prompt path's is the widest K, 17408 on the 27B). gemm_q8: the launcher's schedule ("auto") and,
 // with --sweep, every tile with 2, 3 and 4 stages (ten times the work: pair it with --shape and --m, or
 // fewer --reps). --shape keeps the shapes whose name contains NAME, --m the listed row counts. Each point:
 // one warm-up, then the median of --reps (default 20) runs timed with events. The weights are spread over
@@ -38,6 +39,8 @@ struct Shape {
 const Shape kShapes[] = {
     {"gdn in_proj", 16512, 5120}, {"attn in_proj", 12288, 5120}, {"attn/gdn out", 5120, 6144},
     {"ffn gate|up", 34816, 5120}, {"ffn down", 5120, 17408},
+    // gemm_f16 multiplies gate|up in two slices of its rows (engine/cuda/prefill_program.h kF16SliceElems).
+    {"gate|up half", 17408, 5120},
 };
 const int kRows[] = {128, 512, 1024, 2048};
 
@@ -166,7 +169,7 @@ double time_gemm(cudaStream_t s, const Weights& w, const Buffers& b, int m, bool
 // gemm_f16 as the prompt path runs it (with_prep: dequantise the weight copy, round the activations, then
 // the GEMM) or the GEMM alone.
 double time_f16(cudaStream_t s, qc::gpu::GemmF16& g, const Weights& w, const Buffers& b, int m, bool with_prep,
-                int reps, std::string& err) {
+                int ld_x, int reps, std::string& err) {
   int copy = 0;
   auto note = [&](const GpuStatus& st) {
     if (!st.ok() && err.empty()) err = st.describe();
@@ -174,7 +177,7 @@ double time_f16(cudaStream_t s, qc::gpu::GemmF16& g, const Weights& w, const Buf
   auto body = [&] {
     if (with_prep) {
       note(qc::gpu::dequant_q8_f16(w.copy(copy++), 0, w.n, b.w16, w.k, s));
-      note(qc::gpu::rows_to_f16(b.x32, w.k, m, w.k, 0, b.x16, w.k, s));
+      note(qc::gpu::rows_to_f16(b.x32, w.k, m, w.k, 0, b.x16, ld_x, s));
     }
     qc::gpu::GemmF16Args a;
     a.w = b.w16;
@@ -182,7 +185,7 @@ double time_f16(cudaStream_t s, qc::gpu::GemmF16& g, const Weights& w, const Buf
     a.k = w.k;
     a.ld_w = w.k;
     a.x = b.x16;
-    a.ld_x = w.k;
+    a.ld_x = ld_x;
     a.m = m;
     a.y = b.y;
     a.ld_y = w.n;
@@ -204,7 +207,7 @@ void print_point(const Point& p) {
 
 int main(int argc, char** argv) {
   bool sweep = false;
-  int reps = 20, plan_rows = 1024;
+  int reps = 20, plan_rows = 1024, ld_x = 0;
   std::string only;
   std::vector<int> rows(std::begin(kRows), std::end(kRows));
   for (int i = 1; i < argc; ++i) {
@@ -213,6 +216,8 @@ int main(int argc, char** argv) {
       sweep = true;
     } else if (a == "--reps" && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--ld-x" && i + 1 < argc) {
+      ld_x = (std::max(0, std::atoi(argv[++i])) + 7) / 8 * 8;
     } else if (a == "--plan-rows" && i + 1 < argc) {
       plan_rows = std::clamp(std::atoi(argv[++i]), 1, qc::gpu::kGemmF16MaxRows);
     } else if (a == "--shape" && i + 1 < argc) {
@@ -227,7 +232,7 @@ int main(int argc, char** argv) {
         c = *end ? end + 1 : end;
       }
     } else {
-      std::printf("usage: %s [--sweep] [--reps N] [--shape NAME] [--m M1,M2,..] [--plan-rows R]\n", argv[0]);
+      std::printf("usage: %s [--sweep] [--reps N] [--shape NAME] [--m M1,M2,..] [--plan-rows R] [--ld-x L]\n", argv[0]);
       return a == "--help" || a == "-h" ? 0 : 1;
     }
   }
@@ -253,6 +258,7 @@ int main(int argc, char** argv) {
     std::printf("--m: no row count in [1, %d]\n", qc::gpu::kGemmMaxRows);
     return 1;
   }
+  ld_x = std::min(ld_x, max_k);
   Buffers buf;
   buf.alloc(*std::max_element(rows.begin(), rows.end()), max_k, max_n, max_nk);
   std::string lt_why;
@@ -290,7 +296,7 @@ int main(int argc, char** argv) {
       if (!f16) continue;
       for (bool prep : {true, false}) {
         std::string err;
-        const double t = time_f16(s, *f16, w, buf, m, prep, reps, err);
+        const double t = time_f16(s, *f16, w, buf, m, prep, std::max(ld_x, sh.k), reps, err);
         record(m, "f16", prep ? "deq+lt" : "lt", t, err);
       }
     }
