@@ -6,6 +6,7 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -53,8 +54,8 @@ Result<Store> Store::open(const std::string& path, const OpenOptions& options) {
   return guarded(path, "open", [&]() -> Result<Store> {
     const int flags =
         options.read_only ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    // 2 s busy timeout: another process (an export) holding a lock briefly waits instead of failing.
-    auto db = std::make_unique<SQLite::Database>(path, flags, 2000);
+    // Another process holding a lock briefly: wait up to the timeout instead of failing (0 = never wait).
+    auto db = std::make_unique<SQLite::Database>(path, flags, std::max(0, options.busy_timeout_ms));
     db->exec("PRAGMA foreign_keys = ON");
     if (options.read_only) {
       const Result<int> version = schema::version(*db);
@@ -153,8 +154,18 @@ Status Store::rename_conversation(ConversationId id, const std::string& title, i
 }
 
 Status Store::update_conversation(const chat::Conversation& c) {
-  return guarded(path_, "update conversation " + std::to_string(c.id), [&]() -> Status {
-    detail::write_conversation(*db_, c, /*insert=*/false);
+  return guarded(
+      path_, "update conversation " + std::to_string(c.id),
+      [&]() -> Status {
+        detail::write_conversation(*db_, c, /*insert=*/false);
+        return {};
+      },
+      &busy_);
+}
+
+Status Store::set_page_limit(int64_t pages) {
+  return guarded(path_, "set the page limit", [&]() -> Status {
+    db_->execAndGet("PRAGMA max_page_count = " + std::to_string(pages));
     return {};
   });
 }
