@@ -39,17 +39,24 @@ Result<std::unique_ptr<App>> App::create(const GuiOptions& options) {
   if (db.empty()) {
     QC_ASSIGN(db, store::default_db_path());
   }
+  // The instance lock first: opening the store recovers interrupted replies, which would mark a running
+  // app's growing reply as stopped. The lock file sits beside the database, so its folder must exist.
+  std::error_code ec;
+  const std::filesystem::path folder = std::filesystem::path(db).parent_path();
+  if (!folder.empty()) std::filesystem::create_directories(folder, ec);
+  QC_ASSIGN(store::InstanceLock lock, store::InstanceLock::acquire(db));
   // busy_timeout 0: a write that meets another process's lock fails at once and the chat controller
   // retries it on later frames, so the frame loop never waits on the lock (store.h, chat_controller.h).
   QC_ASSIGN(store::Store s, store::Store::open(db, {.busy_timeout_ms = 0}));
-  return std::unique_ptr<App>(new App(std::move(s), std::move(dir), options));
+  return std::unique_ptr<App>(new App(std::move(lock), std::move(s), std::move(dir), options));
 }
 
-App::App(store::Store store, std::string config_dir, const GuiOptions& options)
+App::App(store::InstanceLock lock, store::Store store, std::string config_dir, const GuiOptions& options)
     : options_(options),
       config_dir_(std::move(config_dir)),
       config_path_(config_dir_ + "/config.json"),
       ini_path_(config_dir_ + "/imgui.ini"),
+      instance_lock_(std::move(lock)),
       store_(std::move(store)),
       shots_(options.screenshot_dir) {
   std::vector<std::string> warnings;
