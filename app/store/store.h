@@ -49,8 +49,10 @@ using chat::MessageId;
 Result<std::string> default_db_path();
 
 struct OpenOptions {
-  bool read_only = false;  // open for reading only (export); the file must exist
-  bool create = true;      // create the file and its folders when missing (ignored when read_only)
+  // Open for reading only (export); the file must exist. Writes nothing anywhere: a database in a folder
+  // that cannot be written (a read-only file system) and without a -wal file is read as immutable.
+  bool read_only = false;
+  bool create = true;  // create the file and its folders when missing (ignored when read_only)
   // Replies still marked streaming were cut off when an earlier run died (this process has none yet):
   // mark them stopped. Only when opened read-write; the app opens its store once at start-up.
   bool recover_interrupted = true;
