@@ -87,6 +87,7 @@ class ChatController {
   // The open conversation's last message waits for the database before its reply starts.
   bool waiting_for_database() const { return waiting_.has_value(); }
   chat::MessageId waiting_message() const { return waiting_ ? waiting_->user_message : 0; }
+  chat::MessageId waiting_reply() const { return waiting_ ? waiting_->reply : 0; }  // its empty reply
   // Text of a message that could not be saved after it was shown as waiting: the chat panel puts it back
   // into the message box (empty when none; taking it clears it).
   std::string take_returned_draft() { return std::exchange(returned_draft_, std::string()); }

@@ -45,6 +45,9 @@ void MessageView::draw(const chat::Message& m, const chat::SiblingInfo& siblings
       draw_markdown(cache.get(m.id, m.content), st);
     } else if (!m.content.empty() && m.state != chat::MessageState::kStreaming) {
       ImGui::TextColored(ctx.theme.text_muted, "(%zu characters of white space only)", m.content.size());
+    } else if (m.state == chat::MessageState::kStreaming && m.id == ctx.chat.waiting_reply()) {
+      // Not generating yet: its question is not stored (another process holds the database).
+      ImGui::TextColored(ctx.theme.warning, "not started: waiting for the database to save the message");
     } else if (m.state == chat::MessageState::kStreaming) {
       // White space that streamed in is a token too: "waiting" only until anything arrived.
       const char* what = !m.content.empty() ? "writing…" : m.thinking.empty() ? "waiting for the first token…"
