@@ -70,8 +70,11 @@ Result<std::vector<chat::ConversationId>> import_json(store::Store& store, std::
 Result<std::string> export_from_store(const store::Store& store, const std::vector<chat::ConversationId>& ids,
                                       const ExportOptions& options);
 
-// Writes `data` to `path` atomically: into "<path>.partial" in the same folder, flushed, then renamed
-// over path. On error the .partial file is removed and path is untouched.
+// Writes `data` to `path` atomically: into "<path>.partial-<pid>-<n>" in the same folder (the only place
+// besides path it writes), flushed, then renamed over path. On error (a read-only folder, a full disk)
+// the temporary file is removed, path is untouched (an existing file keeps its content, never a
+// truncated one), and the error names path and the reason ("export to /x/a.md failed: cannot create a
+// file in the folder /x: Read-only file system").
 Status write_file_atomic(const std::string& path, std::string_view data);
 
 }  // namespace qc::exporter

@@ -13,6 +13,12 @@ namespace qc::exporter::detail {
 // siblings by id).
 std::vector<chat::MessageId> export_order(const chat::ChatTree& tree, Branches branches);
 
+// Messages no root reaches, by id: their parent chain ends at a message that is not in the conversation,
+// or loops. The store's foreign keys keep them out, but a damaged or hand-edited database (or one written
+// with foreign keys off) can hold them. Whole-tree exports list them in a section of their own, so an
+// export never leaves out a stored message without saying so.
+std::vector<chat::MessageId> unreachable(const chat::ChatTree& tree);
+
 // "2024-05-01 12:00:00 UTC" for Unix epoch milliseconds.
 std::string utc_date(int64_t ms);
 

@@ -54,6 +54,18 @@ nlohmann::ordered_json to_json(const std::vector<chat::ChatTree>& trees, Branche
       const chat::MessageId sel = current ? (i + 1 < order.size() ? order[i + 1] : 0) : m.selected_child;
       cj["messages"].push_back(message_json(m, sel));
     }
+    // Messages no root reaches (a damaged database) are kept apart: "messages" stays a tree that
+    // imports. Present only when there are some (the key is ignored by import, which takes the tree).
+    if (!current) {
+      const std::vector<chat::MessageId> lost = detail::unreachable(tree);
+      if (!lost.empty()) {
+        cj["unreachable_messages"] = nlohmann::ordered_json::array();
+        for (chat::MessageId id : lost) {
+          const chat::Message& m = *chat::find(tree, id);
+          cj["unreachable_messages"].push_back(message_json(m, m.selected_child));
+        }
+      }
+    }
     doc["conversations"].push_back(std::move(cj));
   }
   return doc;

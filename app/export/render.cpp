@@ -1,5 +1,6 @@
 // Markdown and plain-text exports (see export.h). Pure functions of the trees: no clock, no locale
 // (numbers through snprintf in the C locale the app never changes), so golden files match byte for byte.
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -12,6 +13,18 @@ std::vector<chat::MessageId> export_order(const chat::ChatTree& tree, Branches b
   std::vector<chat::MessageId> out;
   for (chat::MessageId root : chat::children(tree, 0)) {
     for (chat::MessageId id : chat::subtree(tree, root)) out.push_back(id);
+  }
+  return out;
+}
+
+std::vector<chat::MessageId> unreachable(const chat::ChatTree& tree) {
+  const std::vector<chat::MessageId> reached = export_order(tree, Branches::kAll);
+  if (reached.size() == tree.messages.size()) return {};
+  std::vector<chat::MessageId> sorted = reached;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<chat::MessageId> out;
+  for (const chat::Message& m : tree.messages) {
+    if (!std::binary_search(sorted.begin(), sorted.end(), m.id)) out.push_back(m.id);
   }
   return out;
 }
@@ -107,8 +120,12 @@ std::string settings_text(const nlohmann::json& settings) {
   return settings.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string messages_text(const chat::ChatTree& tree, Branches branches, size_t shown) {
-  if (branches == Branches::kAll) return "whole tree (" + std::to_string(shown) + ")";
+std::string messages_text(const chat::ChatTree& tree, Branches branches, size_t shown, size_t unreached) {
+  if (branches == Branches::kAll) {
+    return "whole tree (" + std::to_string(shown) + ")" +
+           (unreached == 0 ? ""
+                           : ", and " + std::to_string(unreached) + " no root reaches (listed at the end)");
+  }
   return "current branch (" + std::to_string(shown) + " of " + std::to_string(tree.messages.size()) + ")";
 }
 
@@ -119,50 +136,69 @@ std::string block(const std::string& s) {
   return s.substr(0, end) + "\n";
 }
 
+// Why a whole-tree export has a section of messages no root reaches.
+constexpr const char* kUnreachableWhy =
+    "Stored messages that no root leads to: a parent is missing from the conversation or the parent "
+    "links form a cycle (a damaged or hand-edited database). Listed by id so that nothing stored is left "
+    "out.";
+
+void markdown_message(std::string& out, const chat::ChatTree& tree, const chat::Message& m, Branches branches,
+                      const char* level) {
+  const std::string note = heading_note(tree, m, branches);
+  out += std::string("\n") + level + " " + role_title(m.role) + (note.empty() ? "" : " " + note) + "\n";
+  if (!m.error.empty()) out += "\n> Error: " + m.error + "\n";
+  if (!m.thinking.empty()) {
+    out += "\n<details><summary>Thinking</summary>\n\n" + block(m.thinking) + "\n</details>\n";
+  }
+  if (!m.content.empty()) out += "\n" + block(m.content);
+  const std::string stats = stats_line(tree, m);
+  if (!stats.empty()) out += "\n*" + stats + "*\n";
+}
+
+void text_message(std::string& out, const chat::ChatTree& tree, const chat::Message& m, Branches branches) {
+  const std::string note = heading_note(tree, m, branches);
+  out += "\n--- " + std::string(chat::role_name(m.role)) + (note.empty() ? "" : " " + note) + " ---\n";
+  if (!m.error.empty()) out += "Error: " + m.error + "\n";
+  if (!m.thinking.empty()) out += "[thinking]\n" + block(m.thinking) + "[/thinking]\n";
+  if (!m.content.empty()) out += block(m.content);
+  const std::string stats = stats_line(tree, m);
+  if (!stats.empty()) out += "(" + stats + ")\n";
+}
+
 void markdown_one(std::string& out, const chat::ChatTree& tree, Branches branches) {
   const chat::Conversation& c = tree.conversation;
   const std::vector<chat::MessageId> order = export_order(tree, branches);
+  const std::vector<chat::MessageId> lost =
+      branches == Branches::kAll ? unreachable(tree) : std::vector<chat::MessageId>();
   out += "# " + display_title(c) + "\n\n";
   out += "- Model: " + (c.model_path.empty() ? std::string("(none)") : "`" + c.model_path + "`") + "\n";
   out += "- Created: " + utc_date(c.created_ms) + "\n";
   out += "- Updated: " + utc_date(c.updated_ms) + "\n";
   out += "- Settings: `" + settings_text(c.settings) + "`\n";
-  out += "- Messages: " + messages_text(tree, branches, order.size()) + "\n";
+  out += "- Messages: " + messages_text(tree, branches, order.size(), lost.size()) + "\n";
   if (!c.system_prompt.empty()) out += "\n## System prompt\n\n" + block(c.system_prompt);
-  for (chat::MessageId id : order) {
-    const chat::Message& m = *chat::find(tree, id);
-    const std::string note = heading_note(tree, m, branches);
-    out += "\n## " + role_title(m.role) + (note.empty() ? "" : " " + note) + "\n";
-    if (!m.error.empty()) out += "\n> Error: " + m.error + "\n";
-    if (!m.thinking.empty()) {
-      out += "\n<details><summary>Thinking</summary>\n\n" + block(m.thinking) + "\n</details>\n";
-    }
-    if (!m.content.empty()) out += "\n" + block(m.content);
-    const std::string stats = stats_line(tree, m);
-    if (!stats.empty()) out += "\n*" + stats + "*\n";
-  }
+  for (chat::MessageId id : order) markdown_message(out, tree, *chat::find(tree, id), branches, "##");
+  if (lost.empty()) return;
+  out += "\n## Unreachable messages (" + std::to_string(lost.size()) + ")\n\n" + kUnreachableWhy + "\n";
+  for (chat::MessageId id : lost) markdown_message(out, tree, *chat::find(tree, id), branches, "###");
 }
 
 void text_one(std::string& out, const chat::ChatTree& tree, Branches branches) {
   const chat::Conversation& c = tree.conversation;
   const std::vector<chat::MessageId> order = export_order(tree, branches);
+  const std::vector<chat::MessageId> lost =
+      branches == Branches::kAll ? unreachable(tree) : std::vector<chat::MessageId>();
   out += display_title(c) + "\n";
   out += "Model: " + (c.model_path.empty() ? std::string("(none)") : c.model_path) + "\n";
   out += "Created: " + utc_date(c.created_ms) + "\n";
   out += "Updated: " + utc_date(c.updated_ms) + "\n";
   out += "Settings: " + settings_text(c.settings) + "\n";
-  out += "Messages: " + messages_text(tree, branches, order.size()) + "\n";
+  out += "Messages: " + messages_text(tree, branches, order.size(), lost.size()) + "\n";
   if (!c.system_prompt.empty()) out += "\n--- system prompt ---\n" + block(c.system_prompt);
-  for (chat::MessageId id : order) {
-    const chat::Message& m = *chat::find(tree, id);
-    const std::string note = heading_note(tree, m, branches);
-    out += "\n--- " + std::string(chat::role_name(m.role)) + (note.empty() ? "" : " " + note) + " ---\n";
-    if (!m.error.empty()) out += "Error: " + m.error + "\n";
-    if (!m.thinking.empty()) out += "[thinking]\n" + block(m.thinking) + "[/thinking]\n";
-    if (!m.content.empty()) out += block(m.content);
-    const std::string stats = stats_line(tree, m);
-    if (!stats.empty()) out += "(" + stats + ")\n";
-  }
+  for (chat::MessageId id : order) text_message(out, tree, *chat::find(tree, id), branches);
+  if (lost.empty()) return;
+  out += "\n=== unreachable messages (" + std::to_string(lost.size()) + ") ===\n" + kUnreachableWhy + "\n";
+  for (chat::MessageId id : lost) text_message(out, tree, *chat::find(tree, id), branches);
 }
 
 }  // namespace

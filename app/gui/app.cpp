@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <thread>
 
 #include "common/default_model.h"
 #include "widgets.h"
@@ -53,15 +54,24 @@ Result<std::unique_ptr<App>> App::create(const GuiOptions& options) {
   if (db.empty()) {
     QC_ASSIGN(db, store::default_db_path());
   }
-  QC_ASSIGN(store::Store s, store::Store::open(db));
-  return std::unique_ptr<App>(new App(std::move(s), std::move(dir), options));
+  // The instance lock first: opening the store recovers interrupted replies, which would mark a running
+  // app's growing reply as stopped. The lock file sits beside the database, so its folder must exist.
+  std::error_code ec;
+  const std::filesystem::path folder = std::filesystem::path(db).parent_path();
+  if (!folder.empty()) std::filesystem::create_directories(folder, ec);
+  QC_ASSIGN(store::InstanceLock lock, store::InstanceLock::acquire(db));
+  // busy_timeout 0: a write that meets another process's lock fails at once and the chat controller
+  // retries it on later frames, so the frame loop never waits on the lock (store.h, chat_controller.h).
+  QC_ASSIGN(store::Store s, store::Store::open(db, {.busy_timeout_ms = 0}));
+  return std::unique_ptr<App>(new App(std::move(lock), std::move(s), std::move(dir), options));
 }
 
-App::App(store::Store store, std::string config_dir, const GuiOptions& options)
+App::App(store::InstanceLock lock, store::Store store, std::string config_dir, const GuiOptions& options)
     : options_(options),
       config_dir_(std::move(config_dir)),
       config_path_(config_dir_ + "/config.json"),
       ini_path_(config_dir_ + "/imgui.ini"),
+      instance_lock_(std::move(lock)),
       store_(std::move(store)),
       shots_(options.screenshot_dir) {
   std::vector<std::string> warnings;
@@ -79,6 +89,16 @@ App::App(store::Store store, std::string config_dir, const GuiOptions& options)
 
 App::~App() {
   chat_->close();  // a streaming reply is kept as stopped
+  // Writes still waiting for another process's lock: the frame loop is over, so waiting is harmless now.
+  // Up to 2 s (the busy timeout the CLI uses), then what is left is reported (the window is gone).
+  for (int i = 0; i < 40 && chat_->has_unsaved(); ++i) {
+    (void)chat_->tick(chat::now_ms());
+    if (chat_->has_unsaved()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (chat_->has_unsaved()) {
+    std::fprintf(stderr, "qwenchat: not saved: another process held %s for 2 s after quit; the last changes "
+                         "are lost\n", store_.path().c_str());
+  }
   api_.stop();
   worker_.reset();
   (void)config_.save(config_path_);
@@ -123,7 +143,8 @@ void App::run(GLFWwindow* window) {
   start();
   while (!glfwWindowShouldClose(window)) {
     // Idle: sleep until input or a worker event; animate while loading or capturing.
-    if (model_.loading || shots_.active()) {
+    // Writes waiting for another process's lock are retried each frame: a short wait, not the idle one.
+    if (model_.loading || shots_.active() || chat_->has_unsaved()) {
       glfwWaitEventsTimeout(1.0 / 30.0);
     } else {
       glfwWaitEventsTimeout(0.5);

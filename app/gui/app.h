@@ -17,6 +17,7 @@
 #include "screenshot.h"
 #include "settings_panel.h"
 #include "sidebar_panel.h"
+#include "store/instance_lock.h"
 #include "ui_context.h"
 
 struct GLFWwindow;
@@ -29,8 +30,8 @@ bool position_is_visible(int x, int y, int w, int h);
 
 class App {
  public:
-  // Opens the store and the configuration; errors (an unreadable database) end the app before a
-  // window is shown.
+  // Opens the store and the configuration; errors (an unreadable database, a database another qwenchat
+  // has open: store/instance_lock.h) end the app before a window is shown.
   static Result<std::unique_ptr<App>> create(const GuiOptions& options);
   ~App();
 
@@ -46,7 +47,7 @@ class App {
   const AppConfig& config() const { return config_; }
 
  private:
-  App(store::Store store, std::string config_dir, const GuiOptions& options);
+  App(store::InstanceLock lock, store::Store store, std::string config_dir, const GuiOptions& options);
   void start();
   void frame(GLFWwindow* window);
   void drain_events();
@@ -69,6 +70,7 @@ class App {
   std::string config_path_;
   std::string ini_path_;
   AppConfig config_;
+  store::InstanceLock instance_lock_;  // held while the app runs: one app per database
   store::Store store_;
   // Declared before the worker, so destroyed after it: the worker's event hook calls api_ until the
   // worker's thread has ended (~App also stops the server before the worker goes).

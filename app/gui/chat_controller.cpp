@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <utility>
 
 #include "chat/stats_json.h"
 
@@ -87,7 +88,7 @@ nlohmann::json reply_settings_json(const ReplySetup& setup, uint64_t seed) {
 }
 
 Status ChatController::new_conversation(const std::string& model_path, const std::string& system_prompt) {
-  QC_TRY(abandon_stream());
+  QC_TRY(leave());
   store::NewConversation nc;
   nc.title = kDefaultTitle;
   nc.system_prompt = system_prompt;
@@ -102,15 +103,57 @@ Status ChatController::new_conversation(const std::string& model_path, const std
 
 Status ChatController::open(chat::ConversationId id) {
   if (tree_ && tree_->conversation.id == id) return {};
-  QC_TRY(abandon_stream());
+  const Status left = leave();
+  // Writes of this conversation still waiting for the database: the tree as it was left is newer than
+  // the store's (and loading the store's would hand out the waiting messages' ids again).
+  const auto d = std::find_if(detached_.begin(), detached_.end(),
+                              [&](const Detached& x) { return x.tree.conversation.id == id; });
+  if (d != detached_.end()) {
+    tree_ = std::move(d->tree);
+    unsaved_ = std::move(d->change);
+    detached_.erase(d);
+    return left;
+  }
   QC_ASSIGN(chat::ChatTree t, store_.load_conversation(id));
   tree_ = std::move(t);
-  return {};
+  return left;
 }
 
 void ChatController::close() {
-  (void)abandon_stream();
+  (void)leave();
   tree_.reset();
+}
+
+Status ChatController::leave() {
+  Status out = abandon_stream();
+  if (!tree_) return out;
+  if (waiting_) {
+    // Its reply never started: stored as an error that says so (Regenerate answers it), so the
+    // conversation is not left with a reply that looks like it is still being written.
+    chat::ReplyEnd end;
+    end.state = chat::MessageState::kError;
+    end.error = "not answered: the database was busy when this was sent";
+    end.now_ms = chat::now_ms();
+    const chat::MessageId reply = waiting_->reply;
+    waiting_.reset();
+    if (auto ch = chat::finish_reply(*tree_, reply, end); ch.ok()) chat::merge_change(unsaved_, *ch);
+  }
+  if (unsaved_.empty()) return out;
+  if (Status s = store_.apply(*tree_, unsaved_); s.ok()) {
+    unsaved_ = {};
+  } else if (store_.last_error_was_busy()) {
+    detached_.push_back({*tree_, std::exchange(unsaved_, chat::TreeChange{})});
+  } else {
+    unsaved_ = {};
+    if (out.ok()) out = make_error("not saved: " + s.error().message);
+  }
+  return out;
+}
+
+Status ChatController::refuse_while_waiting() const {
+  if (!waiting_) return {};
+  return make_error("the last message is waiting for the database (another process holds it)",
+                    "it is sent as soon as the database is free; this text stays in the box");
 }
 
 Status ChatController::rename(chat::ConversationId id, const std::string& title) {
@@ -126,10 +169,12 @@ Status ChatController::rename(chat::ConversationId id, const std::string& title)
 
 Status ChatController::remove(chat::ConversationId id) {
   if (tree_ && tree_->conversation.id == id) {
-    QC_TRY(abandon_stream());
+    QC_TRY(leave());
     tree_.reset();
   }
   QC_TRY(store_.delete_conversation(id));
+  // Its waiting writes would now fail (no such conversation).
+  std::erase_if(detached_, [&](const Detached& d) { return d.tree.conversation.id == id; });
   ++list_version_;
   return {};
 }
@@ -138,25 +183,53 @@ Status ChatController::set_system_prompt(const std::string& prompt) {
   if (!tree_) return make_error("no conversation is open");
   tree_->conversation.system_prompt = prompt;
   tree_->conversation.updated_ms = chat::now_ms();
-  return store_.update_conversation(tree_->conversation);
+  chat::TreeChange ch;
+  ch.conversation_changed = true;
+  QC_ASSIGN(Saved saved, save(nullptr, ch));
+  (void)saved;  // waiting: saved by tick() once the database is free
+  return {};
 }
 
 // Every operation that shows a new message writes it and its reply in one store transaction, and puts the
 // tree back as it was when the write fails: the view never shows a message the store does not hold (a
 // failed write used to leave an unsaved bubble whose id broke every later send with "FOREIGN KEY
-// constraint failed"), and the caller keeps the draft.
-Status ChatController::commit(chat::ChatTree before, const chat::TreeChange& change) {
-  if (Status s = store_.apply(*tree_, change); !s.ok()) {
-    *tree_ = std::move(before);
-    return make_error("not saved: " + s.error().message,
-                      s.error().hint.empty() ? "the text is kept: send it again when the database is writable"
-                                             : s.error().hint);
+// constraint failed"), and the caller keeps the draft. A lock held by another process is not a failure:
+// the write waits in unsaved_ (retried by tick()) and the view marks it as waiting.
+Result<ChatController::Saved> ChatController::save(chat::ChatTree* before, const chat::TreeChange& change) {
+  chat::TreeChange all = unsaved_;
+  chat::merge_change(all, change);
+  if (all.empty()) return Saved::kStored;
+  const Status s = store_.apply(*tree_, all);
+  if (s.ok()) {
+    unsaved_ = {};
+    return Saved::kStored;
   }
-  return {};
+  if (store_.last_error_was_busy()) {
+    unsaved_ = std::move(all);
+    return Saved::kWaiting;
+  }
+  if (before != nullptr) *tree_ = std::move(*before);
+  return make_error("not saved: " + s.error().message,
+                    s.error().hint.empty() ? "the text is kept: send it again when the database is writable"
+                                           : s.error().hint);
+}
+
+Status ChatController::commit_and_reply(chat::ChatTree before, const chat::TreeChange& change,
+                                        const ReplySetup& setup, uint64_t seed, chat::MessageId user_message,
+                                        const std::string& draft) {
+  chat::TreeChange unsaved_before = unsaved_;
+  QC_ASSIGN(Saved saved, save(&before, change));  // `before` is consumed only on failure
+  if (saved == Saved::kWaiting) {
+    waiting_ = WaitingReply{change.message, user_message, setup, seed, std::move(before),
+                            std::move(unsaved_before), draft};
+    return {};
+  }
+  return start_reply_generation(change.message, setup, seed);
 }
 
 Status ChatController::send(const std::string& text, const ReplySetup& setup) {
   if (streaming()) return make_error("a reply is still being written", "press Esc to stop it first");
+  QC_TRY(refuse_while_waiting());
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) return make_error("the message is empty");
   if (!tree_) QC_TRY(new_conversation(setup.model_path));
   chat::ChatTree before = *tree_;
@@ -181,14 +254,14 @@ Status ChatController::send(const std::string& text, const ReplySetup& setup) {
   }
   chat::TreeChange both = *user;
   chat::merge_change(both, *reply);
-  QC_TRY(commit(std::move(before), both));
-  ++list_version_;
-  return start_reply_generation(reply->message, setup, seed);
+  ++list_version_;  // the title and the order change (also while waiting: the tree shows the message)
+  return commit_and_reply(std::move(before), both, setup, seed, user->message, text);
 }
 
 Status ChatController::regenerate(chat::MessageId assistant, const ReplySetup& setup) {
   if (!tree_) return make_error("no conversation is open");
   if (streaming()) return make_error("a reply is still being written", "press Esc to stop it first");
+  QC_TRY(refuse_while_waiting());
   chat::ChatTree before = *tree_;
   const uint64_t seed = pick_seed(setup.settings);
   auto reply = chat::regenerate(*tree_, assistant,
@@ -200,14 +273,14 @@ Status ChatController::regenerate(chat::MessageId assistant, const ReplySetup& s
     *tree_ = std::move(before);
     return reply.error();
   }
-  QC_TRY(commit(std::move(before), *reply));
-  return start_reply_generation(reply->message, setup, seed);
+  return commit_and_reply(std::move(before), *reply, setup, seed, 0, {});
 }
 
 Status ChatController::edit_and_resend(chat::MessageId user, const std::string& text,
                                        const ReplySetup& setup) {
   if (!tree_) return make_error("no conversation is open");
   if (streaming()) return make_error("a reply is still being written", "press Esc to stop it first");
+  QC_TRY(refuse_while_waiting());
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) return make_error("the message is empty");
   chat::ChatTree before = *tree_;
   const int64_t now = chat::now_ms();
@@ -227,14 +300,15 @@ Status ChatController::edit_and_resend(chat::MessageId user, const std::string& 
   }
   chat::TreeChange both = *edited;
   chat::merge_change(both, *reply);
-  QC_TRY(commit(std::move(before), both));
-  return start_reply_generation(reply->message, setup, seed);
+  return commit_and_reply(std::move(before), both, setup, seed, edited->message, text);
 }
 
 Status ChatController::delete_message(chat::MessageId id) {
   if (!tree_) return make_error("no conversation is open");
+  // A waiting insert of a message deleted before it was stored could never be written.
+  QC_TRY(refuse_while_waiting());
   QC_ASSIGN(chat::TreeChange ch, chat::delete_message(*tree_, id, chat::now_ms()));
-  QC_TRY(store_.apply(*tree_, ch));
+  QC_TRY(save(nullptr, ch));
   ++list_version_;
   return {};
 }
@@ -242,14 +316,14 @@ Status ChatController::delete_message(chat::MessageId id) {
 Status ChatController::select_sibling(chat::MessageId id, int delta) {
   if (!tree_) return make_error("no conversation is open");
   QC_ASSIGN(chat::TreeChange ch, chat::select_sibling(*tree_, id, delta));
-  if (!ch.empty()) QC_TRY(store_.apply(*tree_, ch));
+  if (!ch.empty()) QC_TRY(save(nullptr, ch));
   return {};
 }
 
 Status ChatController::jump_to(chat::MessageId id) {
   if (!tree_) return make_error("no conversation is open");
   QC_ASSIGN(chat::TreeChange ch, chat::select_message(*tree_, id));
-  if (!ch.empty()) QC_TRY(store_.apply(*tree_, ch));
+  if (!ch.empty()) QC_TRY(save(nullptr, ch));
   return {};
 }
 
@@ -298,9 +372,61 @@ Status ChatController::on_event(const WorkerEvent& event, int64_t now_ms) {
 }
 
 Status ChatController::tick(int64_t now_ms) {
-  if (!stream_ || !tree_ || tree_->conversation.id != stream_->conversation) return {};
-  if (throttle_.flush_now(now_ms)) return store_.update_streaming(*tree_, stream_->message);
-  return {};
+  Status out = retry_detached();
+  if (Status s = retry_unsaved(); !s.ok() && out.ok()) out = s;
+  if (!stream_ || !tree_ || tree_->conversation.id != stream_->conversation) return out;
+  if (throttle_.flush_now(now_ms)) {
+    Status s = store_.update_streaming(*tree_, stream_->message);
+    if (!s.ok() && store_.last_error_was_busy()) {
+      throttle_.text_appended();  // the text waits in the tree; the next due frame tries again
+    } else if (!s.ok() && out.ok()) {
+      out = s;
+    }
+  }
+  return out;
+}
+
+Status ChatController::retry_unsaved() {
+  if (unsaved_.empty() || !tree_) return {};
+  const Status s = store_.apply(*tree_, unsaved_);
+  if (s.ok()) {
+    unsaved_ = {};
+    if (!waiting_) return {};
+    const WaitingReply w = std::move(*waiting_);
+    waiting_.reset();
+    return start_reply_generation(w.reply, w.setup, w.seed);
+  }
+  if (store_.last_error_was_busy()) return {};  // still held: the next frame tries again
+  // Another failure (a full disk): retrying will not help. A waiting message goes away from the view and
+  // its text back to the message box; other changes stay in this window only, and the error says so.
+  if (waiting_) {
+    *tree_ = std::move(waiting_->before);
+    unsaved_ = std::move(waiting_->unsaved_before);
+    returned_draft_ = std::move(waiting_->draft);
+    waiting_.reset();
+    ++list_version_;
+    return make_error("not saved: " + s.error().message,
+                      returned_draft_.empty() ? "the reply was not started"
+                                              : "the text is back in the message box: send it again when "
+                                                "the database is writable");
+  }
+  unsaved_ = {};
+  return make_error("not saved: " + s.error().message, "the change is shown in this window only");
+}
+
+Status ChatController::retry_detached() {
+  Status out;
+  for (auto it = detached_.begin(); it != detached_.end();) {
+    const Status s = store_.apply(it->tree, it->change);
+    if (!s.ok() && store_.last_error_was_busy()) {
+      ++it;
+      continue;
+    }
+    if (!s.ok() && out.ok()) out = make_error("not saved: " + s.error().message);
+    it = detached_.erase(it);
+    ++list_version_;
+  }
+  return out;
 }
 
 Status ChatController::finish_stream(const GenerationFinished* f, int64_t now_ms) {
@@ -320,7 +446,7 @@ Status ChatController::finish_stream(const GenerationFinished* f, int64_t now_ms
     end.state = chat::MessageState::kStopped;
   }
   QC_ASSIGN(chat::TreeChange ch, chat::finish_reply(*tree_, s.message, end));
-  QC_TRY(store_.apply(*tree_, ch));
+  QC_TRY(save(nullptr, ch));  // waiting for the database: tick() writes it
   ++list_version_;
   return {};
 }

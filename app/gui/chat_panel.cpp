@@ -119,6 +119,11 @@ void ChatPanel::messages(UiContext& ctx) {
       break;
     heights_[id] = {ImGui::GetCursorPosY() - y, width, m->content.size() + m->thinking.size()};
   }
+  if (ctx.chat.waiting_for_database()) {
+    ImGui::TextColored(ctx.theme.warning,
+                       "Not saved yet: another process holds the database. The message is sent once it is "
+                       "saved (retried every frame).");
+  }
   if (centred) ImGui::EndTable();
   const bool grew = view.branch.size() != last_message_count_;
   last_message_count_ = view.branch.size();
@@ -131,6 +136,9 @@ void ChatPanel::messages(UiContext& ctx) {
 
 void ChatPanel::input_box(UiContext& ctx) {
   ImGui::Separator();
+  // A message shown as waiting for the database that could not be saved after all: its text comes back.
+  if (std::string back = ctx.chat.take_returned_draft(); !back.empty())
+    input_ = input_.empty() ? std::move(back) : back + "\n\n" + input_;
   const bool streaming = ctx.chat.streaming();
   const float button_w = ctx.em() * 5;
   const ImGuiIO& io = ImGui::GetIO();

@@ -48,6 +48,9 @@ void MessageView::draw(const chat::Message& m, const chat::SiblingInfo& siblings
         user ? ReplyPlaceholder{} : reply_placeholder(chat::state_name(m.state), m.content, m.thinking, m.stats);
     if (m.content.find_first_not_of(" \t\r\n") != std::string::npos) {
       draw_markdown(cache.get(m.id, m.content), st);
+    } else if (!user && m.state == chat::MessageState::kStreaming && m.id == ctx.chat.waiting_reply()) {
+      // Not generating yet: its question is not stored (another process holds the database).
+      text_wrapped_colored(ctx.theme.warning, "%s", "not started: waiting for the database to save the message");
     } else if (!ph.text.empty()) {
       // Never an empty bubble: white space that streamed in, or a reply that ended inside its thinking.
       text_wrapped_colored(ph.warning ? ctx.theme.warning : ctx.theme.text_muted, "%s", ph.text.c_str());

@@ -6,6 +6,10 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -36,6 +40,34 @@ int Store::schema_version() {
   return schema::kCurrentVersion;
 }
 
+namespace {
+
+// No -wal file beside the database and its folder not writable (mode bits, or a read-only file system).
+bool cannot_hold_a_writer(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path + "-wal", ec)) return false;
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  return ::access(dir.c_str(), W_OK) != 0;
+}
+
+// "file:/a/b.db?immutable=1", the path's URI-special characters percent-encoded.
+std::string immutable_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
+      uri += buf;
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+}  // namespace
+
 Result<Store> Store::open(const std::string& path, const OpenOptions& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -53,9 +85,16 @@ Result<Store> Store::open(const std::string& path, const OpenOptions& options) {
   return guarded(path, "open", [&]() -> Result<Store> {
     const int flags =
         options.read_only ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    // 2 s busy timeout: another process (an export) holding a lock briefly waits instead of failing.
-    auto db = std::make_unique<SQLite::Database>(path, flags, 2000);
+    // Another process holding a lock briefly: wait up to the timeout instead of failing (0 = never wait).
+    auto db = std::make_unique<SQLite::Database>(path, flags, std::max(0, options.busy_timeout_ms));
     db->exec("PRAGMA foreign_keys = ON");
+    if (options.read_only && !schema::version(*db).ok() && cannot_hold_a_writer(path)) {
+      // A WAL database in a folder nobody can write (a read-only file system, a backup) cannot create its
+      // -shm file, which even a reader needs: reading it as immutable needs nothing written anywhere.
+      // Safe because without a -wal file every commit is in the main file, and with the folder read-only
+      // no qwenchat can be writing to it (a writer needs the -wal there).
+      db = std::make_unique<SQLite::Database>(immutable_uri(path), SQLite::OPEN_READONLY | SQLite::OPEN_URI);
+    }
     if (options.read_only) {
       const Result<int> version = schema::version(*db);
       if (!version.ok()) return make_error("store: open " + path + ": " + version.error().message);
@@ -153,8 +192,18 @@ Status Store::rename_conversation(ConversationId id, const std::string& title, i
 }
 
 Status Store::update_conversation(const chat::Conversation& c) {
-  return guarded(path_, "update conversation " + std::to_string(c.id), [&]() -> Status {
-    detail::write_conversation(*db_, c, /*insert=*/false);
+  return guarded(
+      path_, "update conversation " + std::to_string(c.id),
+      [&]() -> Status {
+        detail::write_conversation(*db_, c, /*insert=*/false);
+        return {};
+      },
+      &busy_);
+}
+
+Status Store::set_page_limit(int64_t pages) {
+  return guarded(path_, "set the page limit", [&]() -> Status {
+    db_->execAndGet("PRAGMA max_page_count = " + std::to_string(pages));
     return {};
   });
 }

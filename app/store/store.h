@@ -4,9 +4,9 @@
 // Settings applied on open: WAL journal (readers never block the writer, a commit is one append to the
 // -wal file), foreign keys ON (deleting a conversation or a message cascades to its messages/subtree),
 // synchronous=NORMAL (in WAL mode a commit survives a killed process; only an OS crash or power loss can
-// lose the last commits, never corrupt the file), busy_timeout 2 s. The schema has a version (PRAGMA
-// user_version) and migrations in code (store/schema.h); open() brings an older database up to date and
-// refuses a newer one.
+// lose the last commits, never corrupt the file), busy_timeout 2 s (OpenOptions::busy_timeout_ms; the
+// GUI uses 0, see "Locks" below). The schema has a version (PRAGMA user_version) and migrations in code
+// (store/schema.h); open() brings an older database up to date and refuses a newer one.
 //
 // Streaming: update_streaming() is one UPDATE of two text columns in its own transaction (a WAL append,
 // no fsync at synchronous=NORMAL): measured 0.25 ms for a 4 KB reply on this project's dev VM disk. The
@@ -20,6 +20,11 @@
 //
 // Threads: a Store is used from ONE thread (the GUI thread); it is movable, not copyable. Another
 // process (qwenchat-cli export) may read the same file concurrently thanks to WAL.
+//
+// Locks: a write while another connection holds the write lock waits up to the busy timeout, then fails
+// with "database is locked" and last_error_was_busy() true. The GUI opens with busy_timeout_ms = 0 so its
+// frame loop never waits on another process's lock: the chat controller keeps such a write and retries
+// it every frame (app/gui/chat_controller.h). In WAL mode reads never wait for a writer.
 #pragma once
 
 #include <cstdint>
@@ -44,11 +49,16 @@ using chat::MessageId;
 Result<std::string> default_db_path();
 
 struct OpenOptions {
-  bool read_only = false;  // open for reading only (export); the file must exist
-  bool create = true;      // create the file and its folders when missing (ignored when read_only)
+  // Open for reading only (export); the file must exist. Writes nothing anywhere: a database in a folder
+  // that cannot be written (a read-only file system) and without a -wal file is read as immutable.
+  bool read_only = false;
+  bool create = true;  // create the file and its folders when missing (ignored when read_only)
   // Replies still marked streaming were cut off when an earlier run died (this process has none yet):
   // mark them stopped. Only when opened read-write; the app opens its store once at start-up.
   bool recover_interrupted = true;
+  // How long a statement waits for another connection's lock before failing with "database is locked".
+  // 2 s suits the CLI (an import waits out the app's short writes); the GUI passes 0 and retries.
+  int busy_timeout_ms = 2000;
 };
 
 // One row of the conversation list (sidebar).
@@ -147,10 +157,21 @@ class Store {
   // grow past that.
   Result<std::vector<SearchHit>> search(const std::string& query, const SearchOptions& options = {}) const;
 
+  // ---- failures ----
+  // Whether the last failed write (apply, update_streaming, update_conversation) failed only because
+  // another connection held the lock (SQLITE_BUSY/LOCKED): the same write may succeed later. Any other
+  // failure (a full disk, a read-only file, a missing row) is false: retrying will not help.
+  bool last_error_was_busy() const { return busy_; }
+  // A size quota for this connection (PRAGMA max_page_count; never below the current size): a write that
+  // would grow the file past it fails with "database or disk is full", exactly as on a full disk. Tests
+  // use it to make a write fail that way without filling a disk.
+  Status set_page_limit(int64_t pages);
+
  private:
   Store(std::string path, std::unique_ptr<SQLite::Database> db);
   std::string path_;
   std::unique_ptr<SQLite::Database> db_;
+  bool busy_ = false;
 };
 
 // When to flush a growing reply. Two ways to use it:

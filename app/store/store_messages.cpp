@@ -126,7 +126,7 @@ Status Store::update_streaming(ConversationId conversation, MessageId id, const 
       return make_error("store: update streaming " + message_name(conversation, id) + " in " + path_ +
                         ": no such message");
     return {};
-  });
+  }, &busy_);
 }
 
 Status Store::finish_message(ConversationId conversation, const chat::Message& m) {
@@ -207,7 +207,7 @@ Status Store::apply(const chat::ChatTree& tree, const chat::TreeChange& change) 
     detail::write_conversation(*db_, tree.conversation, /*insert=*/false);
     tx.commit();
     return {};
-  });
+  }, &busy_);
 }
 
 Result<ConversationId> Store::insert_tree(const chat::ChatTree& tree) {

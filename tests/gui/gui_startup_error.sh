@@ -1,6 +1,7 @@
 #!/bin/bash
 # Start-up failures are shown in a window, not only on stderr (a user who starts the app from the desktop
-# sees no terminal): a database written by a newer qwenchat and a file that is not a database. For each:
+# sees no terminal): a database written by a newer qwenchat, a file that is not a database, and a database
+# another qwenchat has open (checked while the third case's app runs). For each:
 # a window titled "qwenchat · could not start" appears, its capture is not blank, the message is on stderr
 # too, Quit (Esc) ends the app with status 1, and the database file is unchanged.
 # Usage: gui_startup_error.sh QWENCHAT SRC ARTIFACTS_DIR. Exit 77 = a tool is missing.
@@ -74,6 +75,26 @@ XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data" LIBGL_ALWAYS_SOFTWARE=
 APP_PID=$!
 wait_for 120 xdotool search --name '^qwenchat · qwenchat-default.gguf$' ||
   fail "the bundled default model did not load after the last model failed"
+# A second app on the same database is refused at start-up (docs/GUI.md, "One app per database"): the
+# start-up error window names the database and the running app's pid; Esc quits it with status 1, and the
+# first app goes on.
+XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data" LIBGL_ALWAYS_SOFTWARE=1 \
+  "$APP" --db "$WORK/fresh.db" > "$ART/second.log" 2>&1 &
+SECOND_PID=$!
+wait_for 60 xdotool search --name '^qwenchat · could not start$' ||
+  { cat "$ART/second.log"; kill "$SECOND_PID" 2> /dev/null; fail "a second app on the same database was not refused"; }
+grep -q "$WORK/fresh.db is already open in another qwenchat (pid $APP_PID" "$ART/second.log" ||
+  { cat "$ART/second.log"; kill "$SECOND_PID" 2> /dev/null; fail "the refusal does not name the database and pid $APP_PID"; }
+win=$(xdotool search --name '^qwenchat · could not start$' | head -1)
+xdotool windowactivate --sync "$win" 2> /dev/null || xdotool windowfocus "$win"
+xdotool keydown Escape; sleep 0.3; xdotool keyup Escape
+for i in $(seq 1 100); do kill -0 "$SECOND_PID" 2> /dev/null || break; sleep 0.1; done
+kill -0 "$SECOND_PID" 2> /dev/null && { kill "$SECOND_PID"; fail "Esc did not end the refused second app"; }
+wait "$SECOND_PID"; rc=$?
+[ $rc -eq 1 ] || fail "the refused second app: expected exit status 1, got $rc"
+kill -0 "$APP_PID" 2> /dev/null || fail "the first app ended when the second was refused"
+echo "second app on the same database: refused naming pid $APP_PID, status 1, the first app goes on"
+
 win=$(xdotool search --name '^qwenchat · qwenchat-default.gguf$' | head -1)
 xdotool windowactivate --sync "$win" 2> /dev/null || xdotool windowfocus "$win"
 xdotool key ctrl+q

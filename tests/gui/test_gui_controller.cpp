@@ -7,6 +7,7 @@
 #include "chat_controller.h"
 #include "diagnostics_state.h"
 #include "model_status.h"
+#include "store_test_util.h"
 #include "temp_dir.h"
 #include "worker_test_model.h"
 #include "worker_test_util.h"
@@ -19,7 +20,8 @@ class GuiController : public ::testing::Test {
   void SetUp() override {
     model_ = dir_.file("tiny.gguf");
     ASSERT_TRUE(test::write_tiny_chat_model(model_).ok());
-    auto s = store::Store::open(dir_.file("chat.db"));
+    // As the app opens it: a write never waits for another process's lock (the controller retries).
+    auto s = store::Store::open(dir_.file("chat.db"), {.busy_timeout_ms = 0});
     ASSERT_TRUE(s.ok()) << s.error().describe();
     store_.emplace(std::move(*s));
     worker_ = std::make_unique<Worker>(worker_options_);
@@ -230,41 +232,156 @@ TEST_F(GuiController, FailuresAreErrorsNotCrashes) {
   EXPECT_NE(last->error.find("no model is loaded"), std::string::npos) << last->error;
 }
 
-// Another process holds the database (an exclusive lock past the store's 2 s busy wait): a send,
-// regenerate or edit fails as a whole, shows nothing the store does not hold, and the next send after
-// the lock works (it used to fail with "FOREIGN KEY constraint failed" under an unsaved bubble).
-TEST_F(GuiController, AFailedWriteShowsNothingAndTheNextSendWorks) {
+// How many messages of the open conversation another connection (another process) sees stored.
+int64_t stored_count(SQLite::Database& db, chat::ConversationId id) {
+  SQLite::Statement q(db, "SELECT count(*) FROM messages WHERE conversation_id = ?");
+  q.bind(1, id);
+  q.executeStep();
+  return q.getColumn(0).getInt64();
+}
+
+// Another process holds the database's write lock while the user sends: the send returns at once (while
+// the lock is still held: the GUI thread never waits on it; it used to wait the 2 s busy timeout and
+// then fail), the message is shown as waiting but not sent, nothing else can be sent meanwhile, and once
+// the lock goes the next frames store it and start its reply. Nothing is shown as sent that the store
+// does not hold, and ids stay in step (the next send works).
+TEST_F(GuiController, ALockedDatabaseNeverBlocksASendAndTheMessageIsStoredAfter) {
   ASSERT_TRUE(chat_->send("first question", setup()).ok());
   pump();
   const chat::ChatTree shown = *chat_->tree();
-  const chat::MessageId first_user = chat::current_branch(shown)[0];
+  const chat::ConversationId cid = shown.conversation.id;
   const chat::MessageId first_reply = chat::current_leaf(shown);
-  {
-    SQLite::Database other(dir_.file("chat.db"), SQLite::OPEN_READWRITE);
-    other.exec("BEGIN EXCLUSIVE");
-    const Status s = chat_->send("while the database is locked", setup());
-    ASSERT_FALSE(s.ok());
-    EXPECT_NE(s.error().message.find("not saved"), std::string::npos) << s.error().message;
-    EXPECT_NE(s.error().message.find("locked"), std::string::npos) << s.error().message;
-    EXPECT_FALSE(chat_->streaming());
-    EXPECT_EQ(chat_->tree()->messages.size(), shown.messages.size());
-    EXPECT_EQ(chat_->tree()->next_id, shown.next_id);
-    EXPECT_FALSE(chat_->regenerate(first_reply, setup()).ok());
-    EXPECT_FALSE(chat_->edit_and_resend(first_user, "an edit while locked", setup()).ok());
-    EXPECT_EQ(chat_->tree()->messages.size(), shown.messages.size());
-    EXPECT_EQ(chat::current_leaf(*chat_->tree()), first_reply);
-    other.exec("ROLLBACK");
-  }
+  SQLite::Database other(dir_.file("chat.db"), SQLite::OPEN_READWRITE);
+  other.exec("BEGIN EXCLUSIVE");
+  ASSERT_TRUE(chat_->send("while the database is locked", setup()).ok());
+  // Back here with the lock still held (the transaction above is open until the ROLLBACK below).
+  EXPECT_TRUE(chat_->waiting_for_database());
+  EXPECT_TRUE(chat_->has_unsaved());
+  EXPECT_FALSE(chat_->streaming()) << "a reply started for a message the store does not hold";
+  EXPECT_EQ(stored_count(other, cid), 2);
+  const chat::Message* waiting = chat::find(*chat_->tree(), chat_->waiting_message());
+  ASSERT_NE(waiting, nullptr);
+  EXPECT_EQ(waiting->content, "while the database is locked");
+  // Frames pass; the lock is still held: still waiting, nothing blocks, nothing else goes out.
+  for (int frame = 0; frame < 3; ++frame) EXPECT_TRUE(chat_->tick(chat::now_ms()).ok());
+  EXPECT_TRUE(chat_->waiting_for_database());
+  const Status again = chat_->send("a second message", setup());
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.error().message.find("waiting for the database"), std::string::npos)
+      << again.error().message;
+  EXPECT_FALSE(chat_->regenerate(first_reply, setup()).ok());
+  EXPECT_EQ(stored_count(other, cid), 2);
+  other.exec("ROLLBACK");
+
+  ASSERT_TRUE(chat_->tick(chat::now_ms()).ok());  // the next frame: stored, and the reply starts
+  EXPECT_FALSE(chat_->waiting_for_database());
+  EXPECT_FALSE(chat_->has_unsaved());
+  EXPECT_TRUE(chat_->streaming());
+  pump();
   ASSERT_TRUE(chat_->send("after the lock", setup()).ok());
   pump();
   const chat::ChatTree stored = reload();
+  ASSERT_EQ(stored.messages.size(), 6u);
   ASSERT_EQ(stored.messages.size(), chat_->tree()->messages.size());
   for (const chat::Message& m : chat_->tree()->messages) {
     const chat::Message* in_store = chat::find(stored, m.id);
     ASSERT_NE(in_store, nullptr) << "message " << m.id << " is shown but not stored";
     EXPECT_EQ(in_store->content, m.content);
-    EXPECT_NE(m.content, "while the database is locked");
+    EXPECT_EQ(in_store->state, m.state);
   }
+  EXPECT_EQ(chat::find(stored, 3)->content, "while the database is locked");
+  EXPECT_EQ(chat::find(stored, 4)->state, chat::MessageState::kComplete);
+}
+
+// A reply streaming while another process takes the lock: flushes and the reply's end wait and are
+// retried per frame, never blocking; after the lock the store holds the whole reply.
+TEST_F(GuiController, AReplyEndingWhileLockedIsStoredAfterTheLock) {
+  ASSERT_TRUE(chat_->send("question", setup(12)).ok());
+  SQLite::Database other(dir_.file("chat.db"), SQLite::OPEN_READWRITE);
+  other.exec("BEGIN EXCLUSIVE");
+  pump();  // the whole reply streams and ends under the lock
+  EXPECT_TRUE(chat_->has_unsaved());
+  EXPECT_TRUE(chat_->tick(chat::now_ms()).ok());
+  other.exec("ROLLBACK");
+  ASSERT_TRUE(chat_->tick(chat::now_ms()).ok());
+  EXPECT_FALSE(chat_->has_unsaved());
+  const chat::ChatTree stored = reload();
+  const chat::Message* shown = chat::find(*chat_->tree(), chat::current_leaf(*chat_->tree()));
+  const chat::Message* kept = chat::find(stored, shown->id);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(kept->state, chat::MessageState::kComplete);
+  EXPECT_EQ(kept->content, shown->content);
+  EXPECT_EQ(kept->stats, shown->stats);
+}
+
+// The disk is full (a page quota on the store's connection: SQLite then fails as on a full disk). A send
+// fails as a whole at once: nothing shown that is not stored, the caller keeps the draft. A message
+// that was waiting for a lock and then meets the full disk goes from the view and its text comes back
+// whole for the message box.
+TEST_F(GuiController, AFullDiskShowsNothingUnsavedAndKeepsTheText) {
+  ASSERT_TRUE(chat_->send("first question", setup()).ok());
+  pump();
+  const chat::ChatTree shown = *chat_->tree();
+  const int64_t pages = test::sql_int(dir_.file("chat.db"), "PRAGMA page_count");
+  ASSERT_TRUE(store_->set_page_limit(pages).ok());
+  const std::string big(256 * 1024, 'x');  // needs new pages
+
+  const Status s = chat_->send(big, setup());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("not saved"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("database or disk is full"), std::string::npos) << s.error().message;
+  EXPECT_EQ(chat_->tree()->messages.size(), shown.messages.size());
+  EXPECT_EQ(chat_->tree()->next_id, shown.next_id);
+  EXPECT_FALSE(chat_->streaming());
+  EXPECT_FALSE(chat_->has_unsaved());
+
+  const std::string typed = "held by a lock, then the disk is full\n" + big;
+  SQLite::Database other(dir_.file("chat.db"), SQLite::OPEN_READWRITE);
+  other.exec("BEGIN EXCLUSIVE");
+  ASSERT_TRUE(chat_->send(typed, setup()).ok());
+  ASSERT_TRUE(chat_->waiting_for_database());
+  other.exec("ROLLBACK");
+  const Status retry = chat_->tick(chat::now_ms());
+  ASSERT_FALSE(retry.ok());
+  EXPECT_NE(retry.error().message.find("database or disk is full"), std::string::npos)
+      << retry.error().message;
+  EXPECT_FALSE(chat_->waiting_for_database());
+  EXPECT_FALSE(chat_->has_unsaved());
+  EXPECT_EQ(chat_->take_returned_draft(), typed);
+  EXPECT_EQ(chat_->take_returned_draft(), "");  // once
+  EXPECT_EQ(chat_->tree()->messages.size(), shown.messages.size());
+  EXPECT_EQ(chat_->tree()->next_id, shown.next_id);
+
+  ASSERT_TRUE(store_->set_page_limit(1 << 30).ok());  // space again: the next send works
+  ASSERT_TRUE(chat_->send("after the disk was freed", setup()).ok());
+  pump();
+  EXPECT_EQ(reload().messages.size(), 4u);
+}
+
+// Leaving a conversation whose message waits for the lock: nothing is lost. The message is stored once
+// the lock goes (its reply as "not answered", which Regenerate answers), even though another
+// conversation is open by then.
+TEST_F(GuiController, LeavingWhileWaitingStoresTheMessageLater) {
+  ASSERT_TRUE(chat_->send("first question", setup()).ok());
+  pump();
+  const chat::ConversationId cid = chat_->tree()->conversation.id;
+  SQLite::Database other(dir_.file("chat.db"), SQLite::OPEN_READWRITE);
+  other.exec("BEGIN EXCLUSIVE");
+  ASSERT_TRUE(chat_->send("sent, then the window moved on", setup()).ok());
+  ASSERT_TRUE(chat_->waiting_for_database());
+  chat_->close();
+  EXPECT_TRUE(chat_->has_unsaved());
+  other.exec("ROLLBACK");
+  ASSERT_TRUE(chat_->tick(chat::now_ms()).ok());
+  EXPECT_FALSE(chat_->has_unsaved());
+  ASSERT_TRUE(chat_->open(cid).ok());
+  const chat::ChatTree stored = reload();
+  ASSERT_EQ(stored.messages.size(), 4u);
+  EXPECT_EQ(chat::find(stored, 3)->content, "sent, then the window moved on");
+  EXPECT_EQ(chat::find(stored, 4)->state, chat::MessageState::kError);
+  EXPECT_NE(chat::find(stored, 4)->error.find("not answered"), std::string::npos);
+  ASSERT_TRUE(chat_->regenerate(4, setup()).ok());
+  pump();
 }
 
 TEST_F(GuiController, ModelStatusFollowsLoadsAndFailures) {

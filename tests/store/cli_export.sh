@@ -24,7 +24,7 @@ check "import says what it did" grep -q "^imported 1 conversation into $T/sub/di
 check "json export = the imported JSON but the id" cmp -s <(sed 's/^      "id": 7,$/      "id": 1,/' "$T/in.json") "$T/all.json"
 "$CLI" export --db "$T/sub/dir/chat.db" --conversation 1 --format md --branch all --out "$T/all.md"
 check "md whole tree = golden" cmp -s <(body branchy.all.md) "$T/all.md"
-check "no .partial left" test ! -e "$T/all.md.partial"
+check "no temporary file left" test -z "$(compgen -G "$T/all.md.partial*")"
 "$CLI" export --db "$T/sub/dir/chat.db" --conversation 1 --format md > "$T/cur.md"
 check "md current branch (the default) = golden" cmp -s <(body branchy.current.md) "$T/cur.md"
 "$CLI" export --db "$T/sub/dir/chat.db" --conversation 1 --format txt --branch current > "$T/cur.txt"
