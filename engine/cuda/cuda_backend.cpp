@@ -216,13 +216,10 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
       if (options.prefill_gemm == PrefillGemm::kF16) return make_error("CUDA backend: f16 prompt path: " + why);
       b->load_note_ += (b->load_note_.empty() ? "" : "; ") +
                        ("the prompt path runs on int8 tensor cores (its f16 buffers stay unused): " + why);
-    } else {
-      QC_ASSIGN(b->f16_weights_,
-                F16Weights::create(b->model_, b->pb_.w16[0], b->pb_.w16[1], b->pb_.w16_elems, f16_slice_rows));
     }
   }
   b->prefill_ = std::make_unique<PrefillProgram>(b->c_, b->model_, b->st_, b->sc_, b->pb_, b->n_ctx_,
-                                                 b->gemm_f16_.get(), b->f16_weights_.get());
+                                                 b->gemm_f16_.get());
 
   QC_CU(cudaStreamCreateWithFlags(&b->stream_, cudaStreamNonBlocking));
   QC_CU(cudaStreamCreateWithFlags(&b->capture_stream_, cudaStreamNonBlocking));

@@ -205,7 +205,6 @@ class CudaBackend final : public Backend {
   std::unique_ptr<StepProgram> prog_;
   PrefillBuffers pb_;
   std::unique_ptr<gpu::GemmF16> gemm_f16_;  // the prompt path's f16 GEMM; null on the int8 path
-  std::unique_ptr<F16Weights> f16_weights_;  // and its weight pipeline
   std::unique_ptr<PrefillProgram> prefill_;
   cudaStream_t stream_ = nullptr;
   cudaStream_t capture_stream_ = nullptr;

@@ -157,8 +157,7 @@ Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool
     b.ld_x16 = (max_k + 7) / 8 * 8;
     b.x16 = cv.take<uint16_t>(static_cast<size_t>(rows) * b.ld_x16);
     b.w16_elems = std::max<size_t>(slice, 8);
-    b.w16[0] = cv.take<uint16_t>(b.w16_elems);
-    b.w16[1] = cv.take<uint16_t>(b.w16_elems);
+    b.w16 = cv.take<uint16_t>(b.w16_elems);
     b.lt_workspace = cv.take<unsigned char>(gpu::GemmF16::kWorkspaceBytes);
   }
   *out = b;
@@ -192,25 +191,25 @@ Status PrefillProgram::project_f16(const char* label, const Linear& lin, int n, 
   const int slice = f16_slice_rows(lin.w.rows, K);  // layout_prefill sized pb.w16 for it
   for (int r0 = 0; r0 < lin.w.rows; r0 += slice) {
     const int rows = std::min(slice, lin.w.rows - r0);
-    QC_ASSIGN(const uint16_t* w, w16_->acquire(lin, r0, rows, s, profile_));
     {
-      const PhaseScope phase(profile_, label, s);
-      gpu::GemmF16Args g;
-      g.w = w;
-      g.n = rows;
-      g.k = K;
-      g.ld_w = K;
-      g.x = pb_.x16;
-      g.ld_x = pb_.ld_x16;
-      g.m = n;
-      g.alpha = std::ldexp(1.0f, f16_shift);
-      g.y = y + lin.out_offset + r0;
-      g.ld_y = ld_y;
-      g.residual = residual ? residual + lin.out_offset + r0 : nullptr;
-      g.ld_residual = ld_y;
-      QC_TRY(gpu_status(label, f16_->run(g, s)));
+      const PhaseScope phase(profile_, "f16: weight dequantisation", s);
+      QC_TRY(gpu_status(label, gpu::dequant_q8_f16(lin.w, r0, rows, pb_.w16, K, s)));
     }
-    QC_TRY(w16_->release(lin, r0, s, profile_));
+    const PhaseScope phase(profile_, label, s);
+    gpu::GemmF16Args g;
+    g.w = pb_.w16;
+    g.n = rows;
+    g.k = K;
+    g.ld_w = K;
+    g.x = pb_.x16;
+    g.ld_x = pb_.ld_x16;
+    g.m = n;
+    g.alpha = std::ldexp(1.0f, f16_shift);
+    g.y = y + lin.out_offset + r0;
+    g.ld_y = ld_y;
+    g.residual = residual ? residual + lin.out_offset + r0 : nullptr;
+    g.ld_residual = ld_y;
+    QC_TRY(gpu_status(label, f16_->run(g, s)));
   }
   return Status::success();
 }
@@ -356,7 +355,6 @@ Status PrefillProgram::enqueue(const PrefillChunk& ch, cudaStream_t s) const {
     QC_TRY(gpu_status("embed", gpu::embed(e, s)));
   }
   const int* d_pos = pb_.pos + 1;  // position of chunk row 0
-  if (f16_) QC_TRY(w16_->begin(s, profile_));
   for (const DevLayer& L : m_.layers) QC_TRY(layer(L, pb_.h, d_pos, n, s));
   // hidden rows 1..n = rmsnorm(h, output_norm), quantised into x; logits of the last row.
   QBuf fin = pb_.x;

@@ -43,7 +43,6 @@
 #include "cuda/buffers.h"
 #include "cuda/cuda_util.h"
 #include "cuda/device_model.h"
-#include "cuda/f16_weights.h"
 #include "cuda/prefill_profile.h"
 #include "gemm_f16.h"
 #include "model/config.h"
@@ -66,12 +65,12 @@ struct PrefillBuffers {
   float* gdn = nullptr;       // gdn_prefill scratch
   float* attn_q = nullptr;    // attention_prefill scratch: [rows][n_head][head_dim] rotated queries
   float* attn_partials = nullptr;  // and [rows][n_head][head_dim + 2] partials (one split per row)
-  // The f16 GEMM's buffers (gemm_f16.h; null on the int8 path): a chunk's activations in f16, two weight
-  // slices dequantised (f16_weights.h: one multiplied while the next is written; at most w16_elems elements
-  // each: a matrix larger than that is dequantised and multiplied in slices of rows), cuBLASLt's workspace.
+  // The f16 GEMM's buffers (gemm_f16.h; null on the int8 path): a chunk's activations in f16, one weight
+  // slice dequantised (at most w16_elems elements: a matrix larger than that is dequantised and multiplied
+  // in slices of rows), and cuBLASLt's workspace.
   uint16_t* x16 = nullptr;  // [rows][ld_x16]
   int ld_x16 = 0;
-  uint16_t* w16[2] = {nullptr, nullptr};
+  uint16_t* w16 = nullptr;
   size_t w16_elems = 0;
   void* lt_workspace = nullptr;
 };
@@ -98,11 +97,10 @@ struct PrefillChunk {
 
 class PrefillProgram {
  public:
-  // f16 and w16: the projections through gemm_f16 with weights from w16 (over pb's f16 buffers); null:
-  // gemm_q8 on hl activations.
+  // f16: the projections through gemm_f16 (needs pb's f16 buffers); null: gemm_q8 on hl activations.
   PrefillProgram(const ModelConfig& c, const DeviceModel& m, const StateBuffers& st, const Scratch& sc,
-                 const PrefillBuffers& pb, int n_ctx, gpu::GemmF16* f16, F16Weights* w16)
-      : c_(c), m_(m), st_(st), sc_(sc), pb_(pb), n_ctx_(n_ctx), f16_(f16 && w16 ? f16 : nullptr), w16_(w16) {}
+                 const PrefillBuffers& pb, int n_ctx, gpu::GemmF16* f16)
+      : c_(c), m_(m), st_(st), sc_(sc), pb_(pb), n_ctx_(n_ctx), f16_(f16) {}
 
   // The chunk on stream s: state and KV caches advanced by n positions, sc.logits row 0 = the last row's
   // logits, pb.hidden row n = its hidden state.
@@ -136,7 +134,6 @@ class PrefillProgram {
   const PrefillBuffers& pb_;
   int n_ctx_;
   gpu::GemmF16* f16_;
-  F16Weights* w16_;
   PrefillProfile* profile_ = nullptr;
 };
 
