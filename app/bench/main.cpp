@@ -207,7 +207,7 @@ class Bench {
   json project_mtp(const std::array<double, 5>& pass_s);
   // Measured acceptance and speed-up of greedy generation with MTP on a model file that has the block.
   void measure_mtp_generation();
-  void profile_prefill(int tokens);
+  void profile_prefill(int tokens, int after = 0);
   void print_table();
   void write_json();
 
@@ -606,27 +606,32 @@ void Bench::print_table() {
   std::printf("total bench time %.1f s (model load %.1f s)\n", elapsed(), load_s_);
 }
 
-// Where a prompt's time goes: device time per phase of the prompt path (cuda/prefill_profile.h) for one
-// prompt of `tokens` random tokens from position 0 with MTP entries, against its wall time.
-void Bench::profile_prefill(int tokens) {
-  tokens = std::min(tokens, be_->n_ctx() - 1);
+// Where a prompt's time goes: device time per phase of the prompt path (cuda/prefill_profile.h) for
+// `tokens` random tokens with MTP entries, from position 0 or after `after` tokens of history (prefilled
+// first, not profiled: the second turn's case), against its wall time.
+void Bench::profile_prefill(int tokens, int after) {
+  tokens = std::max(1, std::min(tokens, be_->n_ctx() - 1 - after));
   std::mt19937 rng(77);
   std::uniform_int_distribution<int32_t> d(0, std::min(be_->config().n_vocab, 100000) - 1);
-  std::vector<int32_t> t(static_cast<size_t>(tokens));
+  std::vector<int32_t> t(static_cast<size_t>(after + tokens));
   for (int32_t& x : t) x = d(rng);
   qc::cuda::PrefillProfile prof;
   be_->reset();
+  std::string err;
+  auto run = [&](int from, int to) {
+    for (int at = from; at < to && err.empty(); at += be_->prefill_rows()) {
+      const int n = std::min(be_->prefill_rows(), to - at);
+      qc::Backend::PrefillMtp m;
+      m.entries = true;
+      if (at + n < static_cast<int>(t.size())) m.next_token = t[static_cast<size_t>(at + n)];
+      auto r = be_->prefill(std::span<const int32_t>(t.data() + at, static_cast<size_t>(n)), at, m);
+      if (!r.ok()) err = r.error().describe();
+    }
+  };
+  run(0, after);
   be_->set_prefill_profile(&prof);
   const auto t0 = Clock::now();
-  std::string err;
-  for (int at = 0; at < tokens && err.empty(); at += be_->prefill_rows()) {
-    const int n = std::min(be_->prefill_rows(), tokens - at);
-    qc::Backend::PrefillMtp m;
-    m.entries = true;
-    if (at + n < tokens) m.next_token = t[static_cast<size_t>(at + n)];
-    auto r = be_->prefill(std::span<const int32_t>(t.data() + at, static_cast<size_t>(n)), at, m);
-    if (!r.ok()) err = r.error().describe();
-  }
+  run(after, after + tokens);
   const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   be_->set_prefill_profile(nullptr);
   if (!err.empty()) {
@@ -636,8 +641,9 @@ void Bench::profile_prefill(int tokens) {
   const auto totals = prof.totals();
   double sum = 0.0;
   for (const auto& [phase, ms] : totals) sum += ms;
-  std::printf("\n== where a %d-token prompt's time goes (device time per phase, GEMM %s, chunks of %d) ==\n", tokens,
-              be_->prefill_gemm(), be_->prefill_rows());
+  std::printf("\n== where a %d-token prompt's time goes%s (device time per phase, GEMM %s, chunks of %d) ==\n",
+              tokens, after ? (" after " + std::to_string(after) + " tokens").c_str() : "", be_->prefill_gemm(),
+              be_->prefill_rows());
   json rows = json::array();
   for (const auto& [phase, ms] : totals) {
     std::printf("  %-28s %9.2f ms %5.1f%%\n", phase.c_str(), ms, sum > 0 ? 100.0 * ms / sum : 0.0);
@@ -645,7 +651,8 @@ void Bench::profile_prefill(int tokens) {
   }
   std::printf("  %-28s %9.2f ms (wall %.2f ms, %.0f tok/s with the events)\n", "sum", sum, wall_ms,
               tokens / (wall_ms / 1e3));
-  extra_["prefill_breakdown"] = {{"tokens", tokens}, {"phases", rows}, {"wall_ms", wall_ms}};
+  extra_[after ? "prefill_breakdown_after_history" : "prefill_breakdown"] = {
+      {"tokens", tokens}, {"after", after}, {"phases", rows}, {"wall_ms", wall_ms}};
 }
 
 void Bench::write_json() {
@@ -730,6 +737,8 @@ int Bench::run() {
     extra_["prefill_reuse"] = qc::bench_app::measure_prefill_and_reuse(
         *be_, opt_.prefill, [this](const std::string& what) { return out_of_time(what); });
   if (be_->prefill_rows() > 0 && !out_of_time("prefill breakdown")) profile_prefill(2048);
+  if (be_->prefill_rows() > 0 && !out_of_time("prefill breakdown after a history"))
+    profile_prefill(opt_.prefill.message, opt_.prefill.history);
   extra_["weight_bytes_per_token"] = static_cast<double>(be_->weight_bytes_per_token());
   print_table();
   write_json();
