@@ -149,8 +149,14 @@ void App::run(GLFWwindow* window) {
     } else {
       glfwWaitEventsTimeout(0.5);
     }
+    const double t0 = wall_seconds();
     frame(window);
+    if (!options_.frame_stats.empty()) frame_stats_.add((wall_seconds() - t0) * 1e3);
   }
+  // The first 30 frames build the font atlas and lay out the reopened conversation: left out.
+  if (!options_.frame_stats.empty())
+    if (const Status st = frame_stats_.write(options_.frame_stats, 30); !st.ok())
+      std::fprintf(stderr, "qwenchat: %s\n", st.error().describe().c_str());
 }
 
 void App::apply_api_server() {

@@ -11,6 +11,7 @@
 #include "chat_panel.h"
 #include "diagnostics_panel.h"
 #include "export_dialog.h"
+#include "frame_stats.h"
 #include "gui_options.h"
 #include "layout.h"
 #include "model_panel.h"
@@ -106,6 +107,7 @@ class App {
   DiagnosticsPanel diagnostics_panel_;
   ExportDialog export_dialog_;
   ScreenshotSequence shots_;
+  FrameStats frame_stats_;  // kept with --frame-stats
   ImVec4 rect_sidebar_, rect_chat_, rect_inspector_;  // x, y, w, h of the last frame's panels
 };
 

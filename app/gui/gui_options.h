@@ -13,6 +13,7 @@ struct GuiOptions {
   std::string model_path;      // empty: the last model used, else the bundled default model
   std::string backend;         // empty: the configured one
   std::string screenshot_dir;  // F12 writes panel captures here
+  std::string frame_stats;     // at exit, frame-time statistics as JSON here (frame_stats.h)
   bool help = false;
 };
 
