@@ -71,7 +71,7 @@ void ChatPanel::messages(UiContext& ctx) {
   }
   // Follow the stream when the view is at the bottom (the user scrolled up: leave them there).
   const bool at_bottom = ImGui::GetScrollY() >= ImGui::GetScrollMaxY() - ctx.em() * 2;
-  const chat::BranchView view = chat::branch_view(*tree);
+  const chat::BranchView& view = branch_.get(*tree);
   const chat::ChatTree* const drawn_tree = tree;
   const size_t n_before = tree->messages.size();
   const chat::MessageId next_before = tree->next_id;
@@ -92,11 +92,17 @@ void ChatPanel::messages(UiContext& ctx) {
   // The visible part, with a screen of margin either side (scrolling a little never shows a blank).
   const float screen = ImGui::GetWindowHeight();
   const float top = ImGui::GetScrollY() - screen, bottom = ImGui::GetScrollY() + 2 * screen;
+  // Off-screen messages become one blank per run of them (one ImGui item, not one per message).
+  float blank = 0.0f;
+  auto flush_blank = [&] {
+    if (blank > 0.0f) ImGui::Dummy(ImVec2(1.0f, std::max(0.0f, blank - spacing)));
+    blank = 0.0f;
+  };
   for (size_t i = 0; i < view.branch.size(); ++i) {
     const chat::MessageId id = view.branch[i];
     const chat::Message* m = chat::find(*tree, id);
     if (m == nullptr) continue;
-    const float y = ImGui::GetCursorPosY();
+    float y = ImGui::GetCursorPosY() + blank;
     const auto known = heights_.find(id);
     const bool fresh = known != heights_.end() && known->second.width == width &&
                        known->second.bytes == m->content.size() + m->thinking.size();
@@ -106,9 +112,11 @@ void ChatPanel::messages(UiContext& ctx) {
     const bool must_draw = scroll_to_ == id || i + 1 == view.branch.size() ||
                            m->state == chat::MessageState::kStreaming;
     if (!must_draw && (y + h < top || y > bottom)) {
-      ImGui::Dummy(ImVec2(1.0f, std::max(0.0f, h - spacing)));
+      blank += h;
       continue;
     }
+    flush_blank();
+    y = ImGui::GetCursorPosY();
     if (scroll_to_ == id) {
       ImGui::SetScrollHereY(0.0f);
       scroll_to_ = 0;
@@ -119,6 +127,7 @@ void ChatPanel::messages(UiContext& ctx) {
       break;
     heights_[id] = {ImGui::GetCursorPosY() - y, width, m->content.size() + m->thinking.size()};
   }
+  flush_blank();
   if (ctx.chat.waiting_for_database()) {
     ImGui::TextColored(ctx.theme.warning,
                        "Not saved yet: another process holds the database. The message is sent once it is "

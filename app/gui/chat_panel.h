@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "chat/branch_cache.h"
 #include "markdown_view.h"
 #include "message_view.h"
 #include "ui_context.h"
@@ -46,6 +47,7 @@ class ChatPanel {
     size_t bytes = 0;
   };
   std::unordered_map<chat::MessageId, Drawn> heights_;
+  chat::BranchViewCache branch_;  // the branch, recomputed when the tree's shape changes
 };
 
 }  // namespace qc::gui

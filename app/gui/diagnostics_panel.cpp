@@ -55,7 +55,7 @@ std::string date_of(int64_t ms) {
 bool DiagnosticsPanel::stored(UiContext& ctx) {
   const chat::ChatTree* tree = ctx.chat.tree();
   if (tree == nullptr) return false;
-  const chat::BranchView view = chat::branch_view(*tree);
+  const chat::BranchView& view = branch_.get(*tree);
   const chat::Message* m = nullptr;
   std::optional<StoredReplyStats> s;
   for (size_t i = view.branch.size(); i-- > 0 && !s;) {

@@ -4,6 +4,7 @@
 // ceiling only when the backend measured one), memory, and the context meter (amber at 50%, red at 80%).
 #pragma once
 
+#include "chat/branch_cache.h"
 #include "ui_context.h"
 
 namespace qc::gui {
@@ -19,6 +20,8 @@ class DiagnosticsPanel {
   void layer_norms(UiContext& ctx);
   void bandwidth_and_memory(UiContext& ctx);
   void context_meter(UiContext& ctx);
+
+  chat::BranchViewCache branch_;  // stored() runs every frame the tab shows
 };
 
 }  // namespace qc::gui
