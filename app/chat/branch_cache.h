@@ -15,6 +15,7 @@ namespace qc::chat {
 class BranchViewCache {
  public:
   const BranchView& get(const ChatTree& tree);
+  uint64_t key() const { return key_; }  // the fingerprint of the tree the kept view belongs to
 
  private:
   uint64_t key_ = 0;

@@ -91,43 +91,52 @@ void ChatPanel::messages(UiContext& ctx) {
   const float spacing = ImGui::GetStyle().ItemSpacing.y;
   // The visible part, with a screen of margin either side (scrolling a little never shows a blank).
   const float screen = ImGui::GetWindowHeight();
-  const float top = ImGui::GetScrollY() - screen, bottom = ImGui::GetScrollY() + 2 * screen;
-  // Off-screen messages become one blank per run of them (one ImGui item, not one per message).
-  float blank = 0.0f;
-  auto flush_blank = [&] {
-    if (blank > 0.0f) ImGui::Dummy(ImVec2(1.0f, std::max(0.0f, blank - spacing)));
-    blank = 0.0f;
+  const float y0 = ImGui::GetCursorPosY();  // the first message's top
+  const size_t n = view.branch.size();
+  auto height_of = [&](const chat::Message& m) {
+    const auto known = heights_.find(m.id);
+    if (known != heights_.end() && known->second.width == width &&
+        known->second.bytes == m.content.size() + m.thinking.size())
+      return known->second.height;
+    // Never drawn, or drawn at another width: a few lines per 100 characters until it is drawn.
+    return ctx.em() * (4.0f + static_cast<float>(m.content.size()) / 100.0f);
   };
-  for (size_t i = 0; i < view.branch.size(); ++i) {
+  if (!layout_.matches(branch_.key(), width, n)) {
+    layout_.reset(branch_.key(), width, n, [&](size_t i) {
+      const chat::Message* m = chat::find(*tree, view.branch[i]);
+      return m ? height_of(*m) : 0.0f;
+    });
+  }
+  // A message to scroll to: placed by its top (it may be far outside the drawn part).
+  if (scroll_to_ != 0) {
+    for (size_t i = 0; i < n; ++i)
+      if (view.branch[i] == scroll_to_) ImGui::SetScrollY(y0 + layout_.top(i));
+    scroll_to_ = 0;
+  }
+  const float scroll = ImGui::GetScrollY() - y0;
+  const auto [first, last] = layout_.range(scroll - screen, scroll + 2 * screen);
+  // Drawn: [first, last) and always the last message (the reply being written, the one to follow).
+  auto blank = [&](float h) {
+    if (h > 0.0f) ImGui::Dummy(ImVec2(1.0f, std::max(0.0f, h - spacing)));
+  };
+  blank(layout_.top(first));
+  for (size_t i = first; i < n; ++i) {
+    if (i >= last && i + 1 < n) {  // the rest up to the last message: one blank
+      blank(layout_.top(n - 1) - layout_.top(i));
+      i = n - 1;
+    }
     const chat::MessageId id = view.branch[i];
     const chat::Message* m = chat::find(*tree, id);
     if (m == nullptr) continue;
-    float y = ImGui::GetCursorPosY() + blank;
-    const auto known = heights_.find(id);
-    const bool fresh = known != heights_.end() && known->second.width == width &&
-                       known->second.bytes == m->content.size() + m->thinking.size();
-    // Never drawn, or drawn at another width: a few lines per 100 characters until it is drawn.
-    const float h = fresh ? known->second.height
-                          : ctx.em() * (4.0f + static_cast<float>(m->content.size()) / 100.0f);
-    const bool must_draw = scroll_to_ == id || i + 1 == view.branch.size() ||
-                           m->state == chat::MessageState::kStreaming;
-    if (!must_draw && (y + h < top || y > bottom)) {
-      blank += h;
-      continue;
-    }
-    flush_blank();
-    y = ImGui::GetCursorPosY();
-    if (scroll_to_ == id) {
-      ImGui::SetScrollHereY(0.0f);
-      scroll_to_ = 0;
-    }
+    const float y = ImGui::GetCursorPosY();
     message_view_.draw(*m, view.siblings[i], ctx, cache_);
     tree = ctx.chat.tree();  // an action may have changed the tree: stop drawing the old branch
     if (tree != drawn_tree || tree == nullptr || tree->messages.size() != n_before || tree->next_id != next_before)
       break;
-    heights_[id] = {ImGui::GetCursorPosY() - y, width, m->content.size() + m->thinking.size()};
+    const float h = ImGui::GetCursorPosY() - y;
+    heights_[id] = {h, width, m->content.size() + m->thinking.size()};
+    layout_.set_height(i, h);
   }
-  flush_blank();
   if (ctx.chat.waiting_for_database()) {
     ImGui::TextColored(ctx.theme.warning,
                        "Not saved yet: another process holds the database. The message is sent once it is "

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "branch_layout.h"
 #include "chat/branch_cache.h"
 #include "markdown_view.h"
 #include "message_view.h"
@@ -40,14 +41,15 @@ class ChatPanel {
   MarkdownCache cache_;
   chat::ConversationId cache_for_ = -1;
   // Virtualised drawing: each message's height when it was last drawn (with the width and text size it
-  // was drawn at). A message outside the visible part is a blank of that height, one never drawn a
-  // blank of an estimate, so a frame costs the visible messages plus an O(n) walk, whatever the length.
+  // was drawn at). The messages outside the visible part are blanks of those heights (an estimate for one
+  // never drawn), found through layout_, so a frame costs the visible messages whatever the length.
   struct Drawn {
     float height = 0, width = 0;
     size_t bytes = 0;
   };
   std::unordered_map<chat::MessageId, Drawn> heights_;
   chat::BranchViewCache branch_;  // the branch, recomputed when the tree's shape changes
+  BranchLayout layout_;           // where its messages sit: the visible ones by binary search
 };
 
 }  // namespace qc::gui
