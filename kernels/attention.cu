@@ -5,7 +5,9 @@
 #include <string>
 
 #include "attention.h"
+#include "attention_flash.h"
 #include "common.cuh"
+#include "norm_quant.h"
 
 namespace qc::gpu {
 namespace {
@@ -234,12 +236,12 @@ size_t attention_partial_floats(int n_head, int head_dim, int m, int n_splits) {
 
 namespace {
 
-// The checks both entry points share, and the three launches: prep, split (n_splits per row, split_len
-// positions each, 0 = per-row lengths), merge. `who` names the entry point in errors; max_m its row limit.
-GpuStatus run_attention(const AttentionArgs& a, const char* who, int max_m, int n_splits, cudaStream_t stream) {
+// The checks both entry points share and the prep launch (norm + RoPE + KV store). `who` names the entry
+// point in errors; max_m its row limit.
+GpuStatus check_and_prep(const AttentionArgs& a, const char* who, int max_m, cudaStream_t stream) {
   const std::string w = who;
   QC_GPU_REQUIRE(a.q_gate && a.k && a.v && a.q_norm && a.k_norm && a.k_cache && a.v_cache && a.d_pos &&
-                     a.q_scratch && a.partials,
+                     a.q_scratch,
                  w + ": a required pointer is null");
   QC_GPU_REQUIRE(a.head_dim == 128 || a.head_dim == 256, w + ": head_dim must be 128 or 256, got " + num(a.head_dim));
   QC_GPU_REQUIRE(a.n_kv > 0 && a.n_head > 0 && a.n_head % a.n_kv == 0,
@@ -258,11 +260,18 @@ GpuStatus run_attention(const AttentionArgs& a, const char* who, int max_m, int 
   QC_GPU_REQUIRE(!a.out_q.hi || (a.out_q.scale && a.out_q.ld >= a.n_head * a.head_dim &&
                                  a.out_q.ld_scale >= a.n_head * a.head_dim / kQBlock),
                  w + ": out_q needs scale, ld >= n_head*head_dim, ld_scale >= that / 32");
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.head_dim)));
-
   QC_CUDA_CHECK(
       launch_kernel(attn_prep_kernel, dim3(a.n_head + a.n_kv, a.m), dim3(a.head_dim), 0, stream, a.pdl, a));
   QC_LAUNCH_CHECK("attn_prep_kernel", stream);
+  return GpuStatus::success();
+}
+
+// The decode core after the prep: split (n_splits per row, split_len positions each, 0 = per-row lengths),
+// then merge (fixed-order combine, gate, optional quantised output).
+GpuStatus split_and_merge(const AttentionArgs& a, int n_splits, cudaStream_t stream) {
+  QC_GPU_REQUIRE(a.partials, "attention_decode: partials is null");
+  const int group = a.n_head / a.n_kv;
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.head_dim)));
   const dim3 grid(a.n_kv * n_splits, a.m);
   cudaError_t e = cudaErrorInvalidValue;
   switch (group) {
@@ -304,15 +313,25 @@ GpuStatus attention_decode(const AttentionArgs& in, cudaStream_t stream) {
       "attention_decode: ctx_hint must be in [M, max_ctx=" + num(a.max_ctx) + "], got " + num(a.ctx_hint));
   if (a.split_len < 0) a.split_len = 0;
   const int n_splits = attention_grid_splits(a.ctx_hint, a.split_len, a.n_kv, device_sm_count());
-  return run_attention(a, "attention_decode", kMaxTokens, n_splits, stream);
+  QC_GPU_TRY(check_and_prep(a, "attention_decode", kMaxTokens, stream));
+  return split_and_merge(a, n_splits, stream);
 }
 
 GpuStatus attention_prefill(const AttentionArgs& in, cudaStream_t stream) {
   AttentionArgs a = in;
   QC_GPU_REQUIRE(a.max_ctx >= 1, "attention_prefill: max_ctx must be positive, got " + num(a.max_ctx));
-  a.split_len = a.max_ctx;  // one split: positions 0 .. the row's own
-  a.ctx_hint = a.max_ctx;
-  return run_attention(a, "attention_prefill", kMaxRows, 1, stream);
+  QC_GPU_REQUIRE(a.out, "attention_prefill: the f32 output (out) is required");
+  QC_GPU_TRY(check_and_prep(a, "attention_prefill", kMaxRows, stream));
+  QC_GPU_TRY(attention_flash_rows(a, stream));
+  if (!a.out_q.hi) return GpuStatus::success();
+  QuantizeArgs q;
+  q.x = a.out;
+  q.ld_x = a.ld_out;
+  q.n = a.n_head * a.head_dim;
+  q.m = a.m;
+  q.out = a.out_q;
+  q.pdl = a.pdl;
+  return quantize_act(q, stream);
 }
 
 GpuStatus kv_store(const KvStoreArgs& a, cudaStream_t stream) {

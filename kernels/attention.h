@@ -75,16 +75,13 @@ size_t attention_q_scratch_floats(int n_head, int head_dim, int m);
 size_t attention_partial_floats(int n_head, int head_dim, int m, int n_splits);
 GpuStatus attention_decode(const AttentionArgs& args, cudaStream_t stream);
 
-// The prompt path's attention: M = 1 .. kMaxRows rows at positions *d_pos + m, the same three kernels with
-// one split per row, the whole range 0 .. the row's position (split_len and ctx_hint are ignored): one
-// launch of each kernel for a whole chunk instead of one per four rows. A row's bits depend on its
-// position only (the split kernel's four warps take every fourth position and are combined in a fixed
-// order), so a prompt gives the same bits in any chunking; they are not attention_decode's (whose splits
-// depend on the position too, but differently). Every row's keys are read once per KV head from L2 (a
-// layer's cache at 8k positions is 32 MB for the 27B): cost grows with rows x positions, which a
-// flash-attention kernel over tiles of rows would cut; docs/PERFORMANCE.md has the figures.
-// Scratch: q_scratch attention_q_scratch_floats(n_head, head_dim, M), partials
-// attention_partial_floats(n_head, head_dim, M, 1).
+// The prompt path's attention: M = 1 .. kMaxRows rows at positions *d_pos + m against positions 0 .. the
+// row's own: the prep kernel above, then attention_flash.h (f16 tensor cores, 64 rows per block over
+// 64-position tiles: every key is read once per 64 rows, not once per row), then the optional quantised
+// output (quantize_act). split_len, ctx_hint and partials are not used; `out` (f32) is required. A row's
+// bits depend on its position only, so a prompt gives the same bits in any chunking; they are not
+// attention_decode's (which keeps q and the probabilities in f32). Scratch: q_scratch
+// attention_q_scratch_floats(n_head, head_dim, M).
 GpuStatus attention_prefill(const AttentionArgs& args, cudaStream_t stream);
 
 // Store M rows of k and v (already normalised and rotated) at positions *d_pos + m. Used where k/v come

@@ -52,6 +52,11 @@ __device__ __forceinline__ float bf2f(uint16_t bits) {
 __device__ __forceinline__ uint16_t f2h(float v) {
   return __half_as_ushort(__float2half_rn(v));
 }
+// A finite value beyond f16's range becomes +-kF16Max instead of infinity (NaN stays NaN): the f16 prompt
+// path's activation rounding (gemm_f16.h rows_to_f16, swiglu.h out16), one definition for both.
+__device__ __forceinline__ float saturate_f16(float v) {
+  return (isfinite(v) && fabsf(v) > kF16Max) ? copysignf(kF16Max, v) : v;
+}
 
 // ---- reductions ----
 // Butterfly over the 32 lanes: every lane ends with the same value, summed in the same tree on every run.

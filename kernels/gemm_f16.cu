@@ -26,9 +26,6 @@ __device__ __forceinline__ uint32_t pack_f16(float a, float b) {
          (static_cast<uint32_t>(__half_as_ushort(__float2half_rn(b))) << 16);
 }
 
-__device__ __forceinline__ float saturate_f16(float v) {
-  return (isfinite(v) && fabsf(v) > kF16Max) ? copysignf(kF16Max, v) : v;
-}
 
 // 8 elements per thread: two float4 loads, one 16-byte store.
 __global__ void rows_to_f16_kernel(const float* __restrict__ x, int ld_x, int m, int k, float scale,

@@ -32,8 +32,6 @@
 
 namespace qc::gpu {
 
-inline constexpr float kF16Max = 65504.0f;
-
 // out[m][k] = f16(x[m][k] * 2^-shift) for k < K, saturated to +-kF16Max (NaN stays NaN). K, ld_x and
 // ld_out multiples of 8; x and out 16-byte aligned.
 GpuStatus rows_to_f16(const float* x, int ld_x, int m, int k, int shift, uint16_t* out, int ld_out,

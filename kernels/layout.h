@@ -49,6 +49,9 @@ struct QActIn {
   int ld = 0;                    // elements between token rows of hi/lo; multiple of 16
   int ld_scale = 0;              // floats between token rows of scale; >= K / 32
 };
+// The largest finite f16. The f16 prompt path saturates its rounded activations to it (gemm_f16.h).
+inline constexpr float kF16Max = 65504.0f;
+
 struct QActOut {
   int8_t* hi = nullptr;
   int8_t* lo = nullptr;  // null: write format h only

@@ -21,6 +21,8 @@ struct NormRow {
   float* q_scale;    // [n / 32]
   int n;
   float eps;
+  uint16_t* out16 = nullptr;  // [n] or null: f16(y * scale16) saturated, gemm_f16.h rows_to_f16's rounding
+  float scale16 = 1.0f;
 };
 
 // One block handles one row. `buf` is n floats of shared memory, `scratch` 32 floats.
@@ -41,6 +43,7 @@ __device__ inline void rmsnorm_row_block(const NormRow& r, float* buf, float* sc
     const float y = __fmul_rn(__fmul_rn(buf[i], inv), r.w[i]);
     buf[i] = y;
     if (r.out) r.out[i] = y;
+    if (r.out16) r.out16[i] = f2h(saturate_f16(__fmul_rn(y, r.scale16)));
   }
   if (r.q_hi) {
     __syncthreads();

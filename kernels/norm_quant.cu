@@ -27,6 +27,8 @@ __global__ void __launch_bounds__(kNormThreads) rmsnorm_kernel(const RmsNormArgs
   r.q_scale = a.out_q.hi ? a.out_q.scale + m * a.out_q.ld_scale : nullptr;
   r.n = a.n;
   r.eps = a.eps;
+  r.out16 = a.out16 ? a.out16 + static_cast<size_t>(m) * a.ld_out16 : nullptr;
+  r.scale16 = ldexpf(1.0f, -a.shift16);
   rmsnorm_row_block(r, buf, scratch);
 }
 
@@ -72,7 +74,9 @@ GpuStatus rmsnorm(const RmsNormArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.ld_x >= a.n, "rmsnorm: ld_x must be >= n=" + num(a.n) + ", got " + num(a.ld_x));
   QC_GPU_REQUIRE(!a.add || (a.x_out && a.ld_add >= a.n && a.ld_x_out >= a.n),
                  "rmsnorm: the residual add needs x_out and ld_add, ld_x_out >= n=" + num(a.n));
-  QC_GPU_REQUIRE(a.out || a.out_q.hi || a.add, "rmsnorm: no output requested");
+  QC_GPU_REQUIRE(a.out || a.out_q.hi || a.add || a.out16, "rmsnorm: no output requested");
+  QC_GPU_REQUIRE(!a.out16 || (a.ld_out16 >= a.n && a.shift16 >= -24 && a.shift16 <= 24),
+                 "rmsnorm: out16 needs ld_out16 >= n=" + num(a.n) + " and shift16 in [-24, 24]");
   QC_GPU_REQUIRE(!a.out || a.ld_out >= a.n,
                  "rmsnorm: ld_out must be >= n=" + num(a.n) + ", got " + num(a.ld_out));
   QC_GPU_TRY(check_qout("rmsnorm", a.out_q, a.n));

@@ -27,6 +27,11 @@ struct RmsNormArgs {
   float* out = nullptr;  // optional [M][ld_out] normed f32
   int ld_out = 0;
   QActOut out_q{};  // optional quantised normed (out_q.lo null: format h); hi null: none
+  // optional [M][ld_out16] f16(normed * 2^-shift16) saturated: the f16 prompt path's input, with
+  // gemm_f16.h rows_to_f16's bits, without writing and re-reading the f32 rows
+  uint16_t* out16 = nullptr;
+  int ld_out16 = 0;
+  int shift16 = 0;
   bool pdl = false;
 };
 GpuStatus rmsnorm(const RmsNormArgs& args, cudaStream_t stream);

@@ -4,7 +4,7 @@
 //   qwenchat-bench [--preset 27b | --model FILE] [--json PATH] [--variants tile,hu,...]
 //                  [--contexts 0,4096,32768] [--tokens 32] [--budget 200] [--quick]
 //                  [--prefill 512,2048,8192] [--reuse 8000,100] [--only-prefill]
-//                  [--prefill-gemm auto|f16|int8] [--prefill-rows 1024]
+//                  [--prefill-gemm auto|f16|int8] [--prefill-weights auto|resident|per-chunk] [--prefill-rows 1024]
 //
 // 1. Ceilings: read-only stream and device-to-device copy (kernels/bench/bench_util.cuh).
 // 2. The model: a preset's real shapes with Q8_0 weights generated in GPU memory (random_weights.h), or a
@@ -73,6 +73,7 @@ struct Options {
   qc::bench_app::PrefillReuseOptions prefill;
   bool only_prefill = false;  // skip the decode sections (1-5 but the ceilings)
   qc::cuda::PrefillGemm prefill_gemm = qc::cuda::PrefillGemm::kAuto;
+  qc::cuda::PrefillWeights prefill_weights = qc::cuda::PrefillWeights::kAuto;
   int prefill_rows = qc::cuda::CudaBackendOptions{}.prefill_rows;
 };
 
@@ -89,6 +90,8 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
     {"reuse", true, "HISTORY,MESSAGE tokens for the time to first token with state reuse (default 8000,100)"},
     {"only-prefill", false, "only the prefill and reuse measurements"},
     {"prefill-gemm", true, "the prompt path's GEMM: auto (default), f16 (cuBLASLt) or int8 (gemm_q8)"},
+    {"prefill-weights", true,
+     "the f16 GEMM's weights: auto (default: resident when a quarter of the card stays free), resident, per-chunk"},
     {"prefill-rows", true, "tokens per prompt chunk (default 1024)"},
     {"help", false, "this text"},
 };
@@ -146,6 +149,16 @@ Result<Options> parse(int argc, char** argv, bool* help) {
       o.prefill_gemm = qc::cuda::PrefillGemm::kInt8;
     else
       return qc::make_error("--prefill-gemm: expected auto, f16 or int8, got \"" + *g + "\"");
+  }
+  if (const auto w = a.get("prefill-weights")) {
+    if (*w == "auto")
+      o.prefill_weights = qc::cuda::PrefillWeights::kAuto;
+    else if (*w == "resident")
+      o.prefill_weights = qc::cuda::PrefillWeights::kResident;
+    else if (*w == "per-chunk")
+      o.prefill_weights = qc::cuda::PrefillWeights::kPerChunk;
+    else
+      return qc::make_error("--prefill-weights: expected auto, resident or per-chunk, got \"" + *w + "\"");
   }
   QC_ASSIGN(const long long pr, a.get_int("prefill-rows", o.prefill_rows, 1, qc::gpu::kMaxRows));
   o.prefill_rows = static_cast<int>(pr);
@@ -234,6 +247,7 @@ Status Bench::build_model() {
   bo.n_ctx = std::max(bo.n_ctx, opt_.prefill.history + 2 * opt_.prefill.message + 64);
   bo.max_batch = 4;
   bo.prefill_gemm = opt_.prefill_gemm;
+  bo.prefill_weights = opt_.prefill_weights;
   bo.prefill_rows = opt_.prefill_rows;
   bo.measure_ceiling = false;  // measured here, in the same run, with more repetitions (measure_ceilings)
   const auto t = Clock::now();
@@ -665,6 +679,7 @@ void Bench::write_json() {
   j["load_seconds"] = load_s_;
   j["memory"] = be_->memory().describe();
   j["prefill_gemm"] = be_->prefill_gemm();
+  j["prefill_weights"] = be_->prefill_weights();
   j["prefill_rows"] = be_->prefill_rows();
   json rows = json::array();
   for (const Row& r : rows_)
@@ -714,8 +729,8 @@ int Bench::run() {
   }
   std::printf("model: %s\nloaded in %.1f s; device memory %s\n", model_desc_.c_str(), load_s_,
               be_->memory().describe().c_str());
-  std::printf("prompt path: chunks of %d, GEMM %s%s%s\n", be_->prefill_rows(), be_->prefill_gemm(),
-              be_->info().note.empty() ? "" : "; load note: ", be_->info().note.c_str());
+  std::printf("prompt path: chunks of %d, GEMM %s, weights %s%s%s\n", be_->prefill_rows(), be_->prefill_gemm(),
+              be_->prefill_weights(), be_->info().note.empty() ? "" : "; load note: ", be_->info().note.c_str());
   std::printf(
       "bytes per token: weights %.3f GB, GDN state read+write %.3f GB (not counted in the floor), KV %.1f KB "
       "per "

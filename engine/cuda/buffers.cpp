@@ -136,12 +136,12 @@ Status layout_scratch(const ModelConfig& c, const DeviceModel& m, int sm_count, 
 }
 
 std::string MemoryEstimate::describe() const {
-  char buf[400];
+  char buf[460];
   std::snprintf(buf, sizeof buf,
                 "%.2f GiB (weights %.2f, KV cache %.2f for n_ctx=%d, recurrent state %.2f, MTP state history "
-                "%.2f, scratch %.2f, prompt path %.2f, one state snapshot %.2f)",
+                "%.2f, scratch %.2f, prompt path %.2f, its f16 weights %.2f, one state snapshot %.2f)",
                 gib(total()), gib(weights), gib(kv_cache), n_ctx, gib(recurrent), gib(history), gib(scratch),
-                gib(prefill), gib(snapshot));
+                gib(prefill), gib(prefill_weights), gib(snapshot));
   return buf;
 }
 

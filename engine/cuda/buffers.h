@@ -98,8 +98,11 @@ Status layout_scratch(const ModelConfig& c, const DeviceModel& m, int sm_count, 
 // longer takes one on this backend; tests and callers of snapshot() do).
 struct MemoryEstimate {
   uint64_t weights = 0, kv_cache = 0, recurrent = 0, history = 0, scratch = 0, snapshot = 0;
-  uint64_t prefill = 0;  // the prompt path's chunk buffers (cuda/prefill_program.h)
-  uint64_t resident() const { return weights + kv_cache + recurrent + history + scratch + prefill; }
+  uint64_t prefill = 0;          // the prompt path's chunk buffers (cuda/prefill_program.h)
+  uint64_t prefill_weights = 0;  // its resident f16 weights (cuda/prefill_weights.h), 0 when per chunk
+  uint64_t resident() const {
+    return weights + kv_cache + recurrent + history + scratch + prefill + prefill_weights;
+  }
   uint64_t total() const { return resident() + snapshot; }
   std::string describe() const;  // "28.9 GiB (weights 27.0, KV cache 1.0 for n_ctx=16384, ...)"
   int n_ctx = 0;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cuda/make_cuda_backend.h"
+#include "cuda/prefill_weights.h"
 #include "cuda/weight_upload.h"
 #include "cublaslt.h"
 
@@ -184,6 +185,23 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
     QC_ASSIGN(b->mem_, estimate_memory(config, weights, have_data, b->n_ctx_, with_history, b->sm_count_, 0, false));
   }
   b->spec_capable_ = with_history;  // false only where a history was needed (GDN layers and an MTP block)
+  // The f16 path's resident weights (prefill_weights.h): only where a quarter of the card stays free after
+  // them (kept conversation states, other programs), unless asked for.
+  bool f16_resident = false;
+  if (prefill_f16 && options.prefill_weights != PrefillWeights::kPerChunk) {
+    Carver dry;
+    QC_ASSIGN(const DeviceModel shape, layout_model(config, weights, have_data, dry));
+    const uint64_t bytes = prefill_f16_weight_bytes(shape);
+    const uint64_t headroom = options.prefill_weights == PrefillWeights::kResident ? 0 : total_b / 4;
+    f16_resident = b->mem_.total() + bytes + kMemoryReserve + headroom <= avail;
+    if (f16_resident) {
+      b->mem_.prefill_weights = bytes;
+    } else if (options.prefill_weights == PrefillWeights::kResident) {
+      return make_error("CUDA backend: the prompt path's resident f16 weights (" + num(static_cast<long long>(bytes >> 20)) +
+                            " MiB) do not fit beside " + b->mem_.describe(),
+                        "let them be dequantised per chunk (prefill weights: auto or per-chunk)");
+    }
+  }
   if (b->mem_.total() + kMemoryReserve > avail) {
     char buf[160 + sizeof prop.name];  // room for the longest device name (newer GCCs check)
     std::snprintf(buf, sizeof buf, "%.2f GiB are free on %s (%.2f GiB total; %.2f GiB kept for the runtime)",
@@ -199,14 +217,18 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   QC_TRY(b->kv_block_.allocate(b->mem_.kv_cache, "KV cache"));
   QC_TRY(b->scratch_block_.allocate(b->mem_.scratch, "scratch"));
   QC_TRY(b->prefill_block_.allocate(b->mem_.prefill, "prompt path buffers"));
+  QC_TRY(b->prefill_weights_block_.allocate(b->mem_.prefill_weights, "prompt path f16 weights"));
   Carver wc(b->weights_block_.get()), rc(b->recurrent_block_.get()), hc2(b->history_block_.get()),
       kc2(b->kv_block_.get()), sc(b->scratch_block_.get()), pc(b->prefill_block_.get());
   QC_ASSIGN(b->model_, layout_model(config, weights, have_data, wc));
   QC_TRY(layout_state(config, b->model_, b->n_ctx_, rc, hc2, kc2, &b->st_, with_history));
   QC_TRY(layout_scratch(config, b->model_, b->sm_count_, sc, &b->sc_));
   QC_TRY(layout_prefill(config, b->model_, prefill_rows, prefill_f16, pc, &b->pb_));
+  Carver fc(b->prefill_weights_block_.get());
+  if (f16_resident) place_prefill_f16_weights(b->model_, fc);
   if (wc.bytes() != b->mem_.weights || rc.bytes() != b->mem_.recurrent || hc2.bytes() != b->mem_.history ||
-      kc2.bytes() != b->mem_.kv_cache || sc.bytes() != b->mem_.scratch || pc.bytes() != b->mem_.prefill)
+      kc2.bytes() != b->mem_.kv_cache || sc.bytes() != b->mem_.scratch || pc.bytes() != b->mem_.prefill ||
+      fc.bytes() != b->mem_.prefill_weights)
     return make_error("CUDA backend: internal: the layout differs from the estimate");
   b->prog_ = std::make_unique<StepProgram>(b->c_, b->model_, b->st_, b->sc_, b->n_ctx_);
   if (prefill_f16) {
@@ -256,6 +278,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
     if (options.progress) options.progress(done, total, t.name);
   }
   QC_CU(cudaMemsetAsync(b->scratch_block_.get(), 0, b->scratch_block_.size(), b->stream_));
+  if (f16_resident) QC_TRY(fill_prefill_f16_weights(b->model_, b->stream_));
   if (options.measure_ceiling) {
     QC_ASSIGN(const ReadCeiling ceiling,
               measure_read_ceiling(b->weights_block_.get(), b->weights_block_.size(), b->sm_count_,

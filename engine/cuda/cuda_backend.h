@@ -55,6 +55,13 @@ enum class PrefillGemm {
   kInt8,  // gemm_q8 on hl activations
 };
 
+// Where the f16 prompt path's weights come from (cuda/prefill_weights.h).
+enum class PrefillWeights {
+  kAuto,      // resident when the copy fits with a quarter of the card's memory still free, else per chunk
+  kResident,  // an f16 copy made at load (2 bytes per weight more), or a load error saying why not
+  kPerChunk,  // dequantised from Q8_0 for every chunk (no extra memory)
+};
+
 struct CudaBackendOptions {
   int n_ctx = 4096;
   int max_batch = 64;  // tokens per forward() call (host logits buffer [max_batch][n_vocab])
@@ -63,6 +70,7 @@ struct CudaBackendOptions {
   // (with a note) when it alone does not fit.
   int prefill_rows = 1024;
   PrefillGemm prefill_gemm = PrefillGemm::kAuto;
+  PrefillWeights prefill_weights = PrefillWeights::kAuto;
   KernelConfig kernels;
   bool probes = false;  // or kernels.probes
   int device = 0;
@@ -111,6 +119,10 @@ class CudaBackend final : public Backend {
   int prefill_rows() const override { return pb_.rows; }
   // The prompt path's GEMM as loaded: "f16", "int8" or "off" (the load note says why not f16).
   const char* prefill_gemm() const { return pb_.rows == 0 ? "off" : gemm_f16_ ? "f16" : "int8"; }
+  // Where the f16 GEMM's weights come from: "resident" (prefill_weights.h), "per chunk", or "-" (no f16).
+  const char* prefill_weights() const {
+    return pb_.rows == 0 || !gemm_f16_ ? "-" : mem_.prefill_weights > 0 ? "resident" : "per chunk";
+  }
   // Per-phase device time of the following prefill() calls (cuda/prefill_profile.h; null: off).
   void set_prefill_profile(PrefillProfile* p) {
     if (prefill_) prefill_->set_profile(p);
@@ -199,6 +211,7 @@ class CudaBackend final : public Backend {
   bool spec_capable_ = true;  // the GDN state history exists (or there is no GDN layer to keep)
   std::string load_note_;     // what the load chose that the user should know (BackendInfo::note)
   DeviceBlock weights_block_, recurrent_block_, history_block_, kv_block_, scratch_block_, prefill_block_;
+  DeviceBlock prefill_weights_block_;  // the prompt path's resident f16 weights (prefill_weights.h), or empty
   DeviceModel model_;
   StateBuffers st_;
   Scratch sc_;

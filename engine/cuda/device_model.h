@@ -50,6 +50,7 @@ struct TensorSlot {
 struct Linear {
   bool q8 = true;
   gpu::Q8Weights w{};           // q8
+  uint16_t* w16 = nullptr;      // q8: the prompt path's resident f16 copy [rows][cols] (prefill_weights.h) or null
   const void* dense = nullptr;  // !q8: [rows][cols] of dense_type
   gpu::DenseType dense_type = gpu::DenseType::kF32;
   int rows = 0, cols = 0;

@@ -116,10 +116,7 @@ Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool
   if (m.has_mtp) b.attn_out = cv.take<float>(static_cast<size_t>(rows) * n_attn);
   const bool any_attention =
       m.has_mtp || std::any_of(m.layers.begin(), m.layers.end(), [](const DevLayer& L) { return !L.recurrent; });
-  if (any_attention) {
-    b.attn_q = cv.take<float>(gpu::attention_q_scratch_floats(c.n_head, c.head_dim, rows));
-    b.attn_partials = cv.take<float>(gpu::attention_partial_floats(c.n_head, c.head_dim, rows, 1));
-  }
+  if (any_attention) b.attn_q = cv.take<float>(gpu::attention_q_scratch_floats(c.n_head, c.head_dim, rows));
   b.hidden = cv.take<float>(static_cast<size_t>(rows + 1) * H);
   const bool any_gdn = std::any_of(m.layers.begin(), m.layers.end(), [](const DevLayer& L) { return L.recurrent; });
   if (any_gdn) {
@@ -184,6 +181,25 @@ Status PrefillProgram::norm(const float* x, int ld_x, const float* w, int n, con
   return gpu_status("norm", gpu::rmsnorm(a, s));
 }
 
+Status PrefillProgram::norm_for(const Site& site, const float* x, int ld_x, const float* w, int n, const QBuf& out,
+                                bool quantise, int f16_shift, cudaStream_t s, bool* x16) const {
+  *x16 = f16_ && !quantise &&
+         std::all_of(site.parts.begin(), site.parts.end(), [](const Linear& lin) { return lin.q8; });
+  if (!*x16) return norm(x, ld_x, w, n, out, quantise, s);
+  const PhaseScope phase(profile_, "norms", s);
+  gpu::RmsNormArgs a;
+  a.x = x;
+  a.ld_x = ld_x;
+  a.weight = w;
+  a.n = c_.n_embd;
+  a.m = n;
+  a.eps = c_.rms_eps;
+  a.out16 = pb_.x16;
+  a.ld_out16 = pb_.ld_x16;
+  a.shift16 = f16_shift;
+  return gpu_status("norm", gpu::rmsnorm(a, s));
+}
+
 // The f16 path of one Q8_0 matrix: pb.x16 holds the inputs already; the matrix in slices of rows.
 Status PrefillProgram::project_f16(const char* label, const Linear& lin, int n, float* y, int ld_y,
                                    const float* residual, int f16_shift, cudaStream_t s) const {
@@ -191,13 +207,15 @@ Status PrefillProgram::project_f16(const char* label, const Linear& lin, int n, 
   const int slice = f16_slice_rows(lin.w.rows, K);  // layout_prefill sized pb.w16 for it
   for (int r0 = 0; r0 < lin.w.rows; r0 += slice) {
     const int rows = std::min(slice, lin.w.rows - r0);
-    {
+    // The resident copy when the load made one (prefill_weights.h: the same bits), else this slice now.
+    const uint16_t* w16 = lin.w16 ? lin.w16 + static_cast<size_t>(r0) * K : pb_.w16;
+    if (!lin.w16) {
       const PhaseScope phase(profile_, "f16: weight dequantisation", s);
       QC_TRY(gpu_status(label, gpu::dequant_q8_f16(lin.w, r0, rows, pb_.w16, K, s)));
     }
     const PhaseScope phase(profile_, label, s);
     gpu::GemmF16Args g;
-    g.w = pb_.w16;
+    g.w = w16;
     g.n = rows;
     g.k = K;
     g.ld_w = K;
@@ -215,13 +233,14 @@ Status PrefillProgram::project_f16(const char* label, const Linear& lin, int n, 
 }
 
 Status PrefillProgram::project(const char* label, const Site& site, const QBuf& in, int n, float* y, int ld_y,
-                               const float* residual, int f16_shift, cudaStream_t s) const {
-  return project_site(label, site, in, n, y, ld_y, residual, f16_ != nullptr, f16_shift, s);
+                               const float* residual, int f16_shift, cudaStream_t s, bool x16_ready) const {
+  return project_site(label, site, in, n, y, ld_y, residual, f16_ != nullptr, f16_shift, s, x16_ready);
 }
 
 Status PrefillProgram::project_site(const char* label, const Site& site, const QBuf& in, int n, float* y, int ld_y,
-                                    const float* residual, bool f16, int f16_shift, cudaStream_t s) const {
-  bool x16_ready = false;  // the site's parts share their input: rounded to f16 once
+                                    const float* residual, bool f16, int f16_shift, cudaStream_t s,
+                                    bool x16_ready) const {
+  // The site's parts share their input: rounded to f16 once (or already, by the caller).
   for (const Linear& lin : site.parts) {
     if (lin.q8 && f16) {
       if (!x16_ready) {
@@ -298,7 +317,6 @@ Status PrefillProgram::attention(const DevLayer& L, const int* d_pos, int n, flo
   a.d_pos = d_pos;
   a.m = n;
   a.q_scratch = pb_.attn_q;
-  a.partials = pb_.attn_partials;
   a.out = out;
   a.ld_out = ld_out;
   if (out_q) a.out_q = out_q->out(true);
@@ -308,17 +326,19 @@ Status PrefillProgram::attention(const DevLayer& L, const int* d_pos, int n, flo
 Status PrefillProgram::layer(const DevLayer& L, float* h, const int* d_pos, int n, cudaStream_t s) const {
   const int H = c_.n_embd;
   const bool q = !f16_;  // the int8 path reads quantised words
-  QC_TRY(norm(h, H, L.attn_norm, n, pb_.x, q, s));
+  bool x16 = false;  // the norm wrote the site's f16 inputs itself
+  QC_TRY(norm_for(L.in_proj, h, H, L.attn_norm, n, pb_.x, q, kShiftNormed, s, &x16));
   const int ldp = L.in_proj.n_out;
-  QC_TRY(project(L.recurrent ? "gdn in" : "attn in", L.in_proj, pb_.x, n, pb_.proj, ldp, nullptr, kShiftNormed, s));
+  QC_TRY(project(L.recurrent ? "gdn in" : "attn in", L.in_proj, pb_.x, n, pb_.proj, ldp, nullptr, kShiftNormed, s,
+                 x16));
   if (L.recurrent)
     QC_TRY(gdn(L, d_pos, n, s));
   else
     QC_TRY(attention(L, d_pos, n, pb_.mix.f, pb_.mix.ld_f, q ? &pb_.mix : nullptr, s));
   QC_TRY(project(L.recurrent ? "gdn out" : "attn out", L.out_proj, pb_.mix, n, h, H, h, kShiftMixer, s));
-  QC_TRY(norm(h, H, L.post_norm, n, pb_.x, q, s));
+  QC_TRY(norm_for(L.gate_up, h, H, L.post_norm, n, pb_.x, q, kShiftNormed, s, &x16));
   const int F = c_.n_ff, ldg = L.gate_up.n_out;
-  QC_TRY(project("ffn gate+up", L.gate_up, pb_.x, n, pb_.proj, ldg, nullptr, kShiftNormed, s));
+  QC_TRY(project("ffn gate+up", L.gate_up, pb_.x, n, pb_.proj, ldg, nullptr, kShiftNormed, s, x16));
   gpu::SwigluArgs a;
   a.gate = pb_.proj;
   a.ld_gate = ldg;
@@ -326,14 +346,22 @@ Status PrefillProgram::layer(const DevLayer& L, float* h, const int* d_pos, int 
   a.ld_up = ldg;
   a.n = F;
   a.m = n;
-  a.out = pb_.ffn.f;
-  a.ld_out = pb_.ffn.ld_f;
-  a.out_q = words(pb_.ffn);
+  // The f16 path reads the SwiGLU output only as down's f16 input: written as such, no f32 copy.
+  const bool f16_down = f16_ && std::all_of(L.down.parts.begin(), L.down.parts.end(), [](const Linear& lin) { return lin.q8; });
+  if (f16_down) {
+    a.out16 = pb_.x16;
+    a.ld_out16 = pb_.ld_x16;
+    a.shift16 = kShiftSwiglu;
+  } else {
+    a.out = pb_.ffn.f;
+    a.ld_out = pb_.ffn.ld_f;
+    a.out_q = words(pb_.ffn);
+  }
   {
     const PhaseScope phase(profile_, "swiglu", s);
     QC_TRY(gpu_status("swiglu", gpu::swiglu(a, s)));
   }
-  return project("ffn down", L.down, pb_.ffn, n, h, H, h, kShiftSwiglu, s);
+  return project("ffn down", L.down, pb_.ffn, n, h, H, h, kShiftSwiglu, s, f16_down);
 }
 
 Status PrefillProgram::enqueue(const PrefillChunk& ch, cudaStream_t s) const {

@@ -32,10 +32,9 @@
 // therefore restarts from turn-boundary snapshots, which only this path writes, instead of continuing a
 // state that decoded tokens reached (runtime/prefix_cache.h).
 //
-// Attention runs attention_prefill on the whole chunk (positions live in device memory, one per row): one
-// split per row over positions 0 .. its own, so a row's bits depend on its position only. Each row reads
-// the keys before it from L2 once per KV head; a flash-attention kernel over tiles of rows would read
-// them once per tile (docs/PERFORMANCE.md).
+// Attention runs attention_prefill on the whole chunk (positions live in device memory, one per row): f16
+// tensor cores over 64-row x 64-position tiles (kernels/attention_flash.h), each row's tiles visited in
+// the same order whatever the chunk, so a row's bits depend on its position only.
 #pragma once
 
 #include <memory>
@@ -64,7 +63,6 @@ struct PrefillBuffers {
   float* hidden = nullptr;    // [rows + 1][H]: row 0 the hidden before the chunk, row 1 + i chunk row i
   float* gdn = nullptr;       // gdn_prefill scratch
   float* attn_q = nullptr;    // attention_prefill scratch: [rows][n_head][head_dim] rotated queries
-  float* attn_partials = nullptr;  // and [rows][n_head][head_dim + 2] partials (one split per row)
   // The f16 GEMM's buffers (gemm_f16.h; null on the int8 path): a chunk's activations in f16, one weight
   // slice dequantised (at most w16_elems elements: a matrix larger than that is dequantised and multiplied
   // in slices of rows), and cuBLASLt's workspace.
@@ -112,11 +110,16 @@ class PrefillProgram {
   Status layer(const DevLayer& L, float* h, const int* d_pos, int n, cudaStream_t s) const;
   // quantise: also write out's int8 words (what gemm_q8 reads; the f16 path reads out.f only).
   Status norm(const float* x, int ld_x, const float* w, int n, const QBuf& out, bool quantise, cudaStream_t s) const;
+  // The norm before `site`: on the f16 path with an all-Q8_0 site it writes the site's f16 inputs (pb.x16,
+  // scaled by 2^-f16_shift) instead of out.f, and says so through x16 (the projection skips its rounding).
+  Status norm_for(const Site& site, const float* x, int ld_x, const float* w, int n, const QBuf& out, bool quantise,
+                  int f16_shift, cudaStream_t s, bool* x16) const;
   // f16_shift: the power of two the f16 path scales the inputs by (gemm_f16.h), per kind of input.
+  // x16_ready: pb.x16 holds the site's f16 inputs already (the SwiGLU kernel wrote them).
   Status project(const char* label, const Site& site, const QBuf& in, int n, float* y, int ld_y,
-                 const float* residual, int f16_shift, cudaStream_t s) const;
+                 const float* residual, int f16_shift, cudaStream_t s, bool x16_ready = false) const;
   Status project_site(const char* label, const Site& site, const QBuf& in, int n, float* y, int ld_y,
-                      const float* residual, bool f16, int f16_shift, cudaStream_t s) const;
+                      const float* residual, bool f16, int f16_shift, cudaStream_t s, bool x16_ready = false) const;
   Status project_f16(const char* label, const Linear& lin, int n, float* y, int ld_y, const float* residual,
                      int f16_shift, cudaStream_t s) const;
   gpu::QActOut words(const QBuf& b) const;  // b's int8 words for the int8 path, none for the f16 path

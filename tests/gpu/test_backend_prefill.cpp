@@ -4,8 +4,10 @@
 // entries that drafts read like the decode path's; clear errors. Skipped without a device (and the f16
 // cases without the toolkit's libcublasLt).
 //
-// Bounds, in the terms of test_backend_oracle.cpp (gain 4, 33 quantisation points per token, the f16-KV
-// floor 4 sqrt(2) 2^-11; GDN and attention round in f32, below the floor):
+// Bounds, in the terms of test_backend_oracle.cpp (gain 4, 33 quantisation points per token; GDN rounds in
+// f32, below the floor). The floor: the decode path's f16 KV cache is 4 sqrt(2) 2^-11 (k and v rounded);
+// the prompt path's attention also rounds q and the probabilities to f16 (attention_flash.h), four
+// independent roundings of the same size: 4 sqrt(4) 2^-11.
 // - int8: every projection input in format hl, eps 0.0129 / 127 = 1.0e-4, as the hl-class GEMVs;
 // - f16: a weight and an input each rounded once to f16 (gemm_f16.h), relative rms sqrt(2/3) 2^-11 =
 //   4.0e-4 per projection output (two independent uniform roundings of at most 2^-11 relative); lm_head
@@ -18,7 +20,7 @@
 namespace qc::cuda::test {
 namespace {
 
-const double kFloor = 4.0 * std::sqrt(2.0) * std::ldexp(1.0, -11);
+const double kFloor = 4.0 * std::sqrt(4.0) * std::ldexp(1.0, -11);
 const double kBoundInt8 = 4.0 * std::sqrt(33.0) * (0.0129 / 127.0) + kFloor;
 const double kBoundF16 = 4.0 * std::sqrt(33.0) * std::sqrt(2.0 / 3.0) * std::ldexp(1.0, -11) + kFloor;
 
@@ -232,6 +234,49 @@ INSTANTIATE_TEST_SUITE_P(Gemm, CudaPrefill, ::testing::Values(PrefillGemm::kF16,
                          [](const ::testing::TestParamInfo<PrefillGemm>& i) {
                            return std::string(i.param == PrefillGemm::kF16 ? "f16" : "int8");
                          });
+
+// The f16 path's weights resident (prefill_weights.h) or dequantised per chunk: the same bits (the same
+// dequantisation kernel, the same GEMM slices and algorithms), in the memory estimate either way; resident
+// asked for on a card without the room is a clear load error.
+TEST(CudaPrefillWeights, ResidentAndPerChunkGiveTheSameBits) {
+  QC_REQUIRE_CUDA_DEVICE();
+  std::string why;
+  if (!gpu::cublaslt(&why)) GTEST_SKIP() << "cuBLASLt unavailable: " << why;
+  auto model = load_model(DType::kQ8_0);
+  const auto& c = model->config();
+  auto make = [&](PrefillWeights w, uint64_t limit) {
+    CudaBackendOptions o;
+    o.n_ctx = 1024;
+    o.prefill_rows = 128;
+    o.prefill_gemm = PrefillGemm::kF16;
+    o.prefill_weights = w;
+    o.memory_limit = limit;
+    return CudaBackend::create(c, model->weights(), o);
+  };
+  auto resident = make(PrefillWeights::kResident, 0);
+  ASSERT_TRUE(resident.ok()) << resident.error().describe();
+  auto per_chunk = make(PrefillWeights::kPerChunk, 0);
+  ASSERT_TRUE(per_chunk.ok()) << per_chunk.error().describe();
+  EXPECT_STREQ((*resident)->prefill_weights(), "resident");
+  EXPECT_STREQ((*per_chunk)->prefill_weights(), "per chunk");
+  EXPECT_GT((*resident)->memory().prefill_weights, 0u);
+  EXPECT_EQ((*per_chunk)->memory().prefill_weights, 0u);
+  EXPECT_EQ((*resident)->memory().total(),
+            (*per_chunk)->memory().total() + (*resident)->memory().prefill_weights);
+  const auto tokens = random_tokens(300, c.n_vocab, 300);
+  const LastRow a = prefill_sequence(**resident, tokens, {128});
+  const LastRow b = prefill_sequence(**per_chunk, tokens, {128});
+  EXPECT_TRUE(same_bits(a.logits, b.logits));
+  EXPECT_TRUE(same_bits(a.hidden, b.hidden));
+  // Resident asked for where only the per-chunk load fits: refused, saying what does not fit.
+  const uint64_t room = (*per_chunk)->memory().total() + kMemoryReserve + (*resident)->memory().prefill_weights / 2;
+  auto tight = make(PrefillWeights::kResident, room);
+  ASSERT_FALSE(tight.ok());
+  EXPECT_NE(tight.error().message.find("resident f16 weights"), std::string::npos) << tight.error().message;
+  auto tight_auto = make(PrefillWeights::kAuto, room);
+  ASSERT_TRUE(tight_auto.ok()) << tight_auto.error().describe();
+  EXPECT_STREQ((*tight_auto)->prefill_weights(), "per chunk");
+}
 
 }  // namespace
 }  // namespace qc::cuda::test

@@ -7,6 +7,8 @@
 #include <cstring>
 
 #include "gemm_f16.h"
+#include "norm_quant.h"
+#include "swiglu.h"
 #include "gpu_test_util.h"
 
 namespace qc::gpu::test {
@@ -72,7 +74,7 @@ TEST(GemmF16, ActivationsRoundOnceAndSaturate) {
   x[0] = 1e6f;
   x[1] = -7e4f;
   x[2] = std::nanf("");
-  x[3] = 65519.0f;   // rounds to 65504 in f16 without saturation? (65520 is the overflow threshold)
+  x[3] = 65519.0f;   // / 4: well inside the range; 65520 (before the shift) would be f16's overflow threshold
   x[4] = 1e-9f;      // below the f16 subnormals after the shift
   DevBuf<float> dx(x);
   DevBuf<uint16_t> out(static_cast<size_t>(m) * ld);
@@ -91,6 +93,101 @@ TEST(GemmF16, ActivationsRoundOnceAndSaturate) {
         ASSERT_EQ(g, want) << "row " << r << " col " << c << " x " << x[static_cast<size_t>(r) * ld_x + c];
     }
   EXPECT_EQ(h_bits2f(got[0]), kF16Max);  // 1e6 / 4 saturates
+}
+
+// The SwiGLU kernel's f16 output (what the prompt path's down projection reads) has rows_to_f16's bits for
+// the kernel's own f32 output, saturation included, on both kernels: the vectorised one (f16 output only,
+// aligned rows) and the warp one (an odd row stride).
+TEST(GemmF16, SwigluOut16IsTheRoundingOfItsF32Output) {
+  QC_REQUIRE_DEVICE();
+  std::mt19937 rng(47);
+  const int m = 5, n = 96, ld = 200, ld16 = 104, shift = 4;
+  std::vector<float> gu = random_normal(rng, static_cast<size_t>(m) * ld, 4.0f);
+  for (int r = 0; r < m; ++r) {  // gate 3000 (silu = 3000), up +-2000: |h| / 16 = 375000 > kF16Max
+    gu[static_cast<size_t>(r) * ld + 5] = 3000.0f;
+    gu[static_cast<size_t>(r) * ld + n + 5] = r % 2 ? 2000.0f : -2000.0f;
+  }
+  DevBuf<float> dgu(gu), out(static_cast<size_t>(m) * n), again(static_cast<size_t>(m) * n);
+  DevBuf<uint16_t> o16(static_cast<size_t>(m) * ld16), want(static_cast<size_t>(m) * ld16);
+  o16.poison();
+  want.poison();
+  SwigluArgs a;
+  a.gate = dgu.get();
+  a.ld_gate = ld;
+  a.up = dgu.get() + n;
+  a.ld_up = ld;
+  a.n = n;
+  a.m = m;
+  a.out = out.get();
+  a.ld_out = n;
+  ASSERT_TRUE(swiglu(a, nullptr).ok());
+  a.out = nullptr;
+  a.out16 = o16.get();
+  a.ld_out16 = ld16;
+  a.shift16 = shift;
+  ASSERT_TRUE(swiglu(a, nullptr).ok());
+  ASSERT_TRUE(rows_to_f16(out.get(), n, m, n, shift, want.get(), ld16, nullptr).ok());
+  const auto ref = want.download();
+  auto check = [&](const char* which) {
+    const auto got = o16.download();
+    int saturated = 0;
+    for (int r = 0; r < m; ++r)
+      for (int c = 0; c < n; ++c) {
+        const size_t i = static_cast<size_t>(r) * ld16 + c;
+        ASSERT_EQ(got[i], ref[i]) << which << " row " << r << " col " << c;
+        saturated += h_bits2f(got[i]) == kF16Max || h_bits2f(got[i]) == -kF16Max;
+      }
+    EXPECT_EQ(saturated, m) << which;
+  };
+  check("vectorised");
+  o16.poison();
+  a.ld_gate = a.ld_up = ld + 1;  // rows no longer 16-byte aligned: the warp kernel
+  std::vector<float> shifted(static_cast<size_t>(m) * (ld + 1));
+  for (int r = 0; r < m; ++r)
+    std::copy(gu.begin() + static_cast<size_t>(r) * ld, gu.begin() + static_cast<size_t>(r + 1) * ld,
+              shifted.begin() + static_cast<size_t>(r) * (ld + 1));
+  DevBuf<float> dsh(shifted);
+  a.gate = dsh.get();
+  a.up = dsh.get() + n;
+  ASSERT_TRUE(swiglu(a, nullptr).ok());
+  check("warp");
+  a.ld_out16 = n - 1;
+  EXPECT_FALSE(swiglu(a, nullptr).ok());
+}
+
+// The same for the RMSNorm's f16 output (the prompt path's projection inputs), with a shift.
+TEST(GemmF16, RmsNormOut16IsTheRoundingOfItsF32Output) {
+  QC_REQUIRE_DEVICE();
+  std::mt19937 rng(48);
+  const int m = 4, n = 320, ld16 = 328, shift = -3;
+  const std::vector<float> x = random_normal(rng, static_cast<size_t>(m) * n, 2.0f);
+  std::vector<float> w = random_normal(rng, n, 1.0f);
+  w[7] = 30000.0f;  // * 8 after the shift: beyond kF16Max
+  DevBuf<float> dx(x), dw(w), out(static_cast<size_t>(m) * n);
+  DevBuf<uint16_t> o16(static_cast<size_t>(m) * ld16), want(static_cast<size_t>(m) * ld16);
+  o16.poison();
+  want.poison();
+  RmsNormArgs a;
+  a.x = dx.get();
+  a.ld_x = n;
+  a.weight = dw.get();
+  a.n = n;
+  a.m = m;
+  a.out = out.get();
+  a.ld_out = n;
+  ASSERT_TRUE(rmsnorm(a, nullptr).ok());
+  a.out = nullptr;
+  a.out16 = o16.get();
+  a.ld_out16 = ld16;
+  a.shift16 = shift;
+  ASSERT_TRUE(rmsnorm(a, nullptr).ok());
+  ASSERT_TRUE(rows_to_f16(out.get(), n, m, n, shift, want.get(), ld16, nullptr).ok());
+  const auto got = o16.download(), ref = want.download();
+  for (int r = 0; r < m; ++r)
+    for (int c = 0; c < n; ++c)
+      ASSERT_EQ(got[static_cast<size_t>(r) * ld16 + c], ref[static_cast<size_t>(r) * ld16 + c]) << r << " " << c;
+  a.shift16 = 25;
+  EXPECT_FALSE(rmsnorm(a, nullptr).ok());
 }
 
 struct Problem {

@@ -1,0 +1,256 @@
+// attention_flash.h: causal gated attention for a chunk of prompt rows on f16 tensor cores.
+//
+// Block: 64 query rows of one query head (4 warps x 16 rows), grid (row blocks, n_head), the row blocks
+// with the most positions first. The block walks the positions 0 .. its last row's in tiles of 64: K and
+// V tiles [64][head_dim] f16 stream into shared memory with cp.async, double-buffered (one tile in
+// flight while the other is used). Per tile and warp: S = Q K^T (16 x 64, mma m16n8k16 over head_dim),
+// scale, causal mask by position, online softmax (row max and sum over the four lanes that share a row),
+// O = O * rescale + P V (16 x head_dim). Fragments come from shared memory with ldmatrix (.trans for V);
+// shared rows are padded by 16 bytes so the eight rows of an 8x8 matrix fall on distinct banks.
+// Shared memory: (64 + 4 x 64) x (head_dim + 8) halves = 165 KiB for head_dim 256: one block per SM.
+// Registers: the output accumulator is head_dim / 8 x 4 floats per thread (128 for head_dim 256).
+// The GQA group's heads read the same KV tiles through L2 (24 query heads, 4 KV heads for the 27B).
+#include <cmath>
+
+#include "attention_flash.h"
+#include "common.cuh"
+
+namespace qc::gpu {
+namespace {
+
+constexpr int kRows = 64;  // query rows per block
+constexpr int kKeys = 64;  // positions per tile
+constexpr int kWarps = kRows / 16;
+constexpr int kThreads = 32 * kWarps;
+
+template <int D>
+struct FlashSmem {
+  static constexpr int kLd = D + 8;            // halves per shared row (+16 B: conflict-free ldmatrix)
+  static constexpr int kTile = kKeys * kLd;    // halves per K or V tile
+  static constexpr size_t kBytes = static_cast<size_t>(kRows * kLd + 4 * kTile) * sizeof(uint16_t);
+};
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+// 16-byte global -> shared copy through L2 (the cache was written by the prep kernel of this call: read
+// after pdl_wait, coherent). `valid` false: the 16 bytes are zero-filled and nothing is read.
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
+}
+__device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldsm_x4_trans(uint32_t addr, uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+// c (16x8 f32) += a (16x16 f16, row) * b (16x8 f16, col)
+__device__ __forceinline__ void mma_f16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ uint32_t pack_h2(float lo, float hi) {
+  const __half2 h = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+// exp(x - m) for the softmax; a masked score (-inf) gives exactly 0, also when the row has no maximum yet.
+__device__ __forceinline__ float prob(float x, float m) {
+  return x == -INFINITY ? 0.0f : expf(__fsub_rn(x, m));
+}
+
+template <int D>
+__global__ void __launch_bounds__(kThreads, 1) attn_flash_kernel(const AttentionArgs a, float scale) {
+  using S = FlashSmem<D>;
+  extern __shared__ __align__(16) uint16_t smem[];
+  uint16_t* qs = smem;                    // [kRows][kLd]
+  uint16_t* ks = smem + kRows * S::kLd;   // [2][kKeys][kLd]
+  uint16_t* vs = ks + 2 * S::kTile;       // [2][kKeys][kLd]
+  pdl_wait();
+  pdl_trigger();
+  const int h = blockIdx.y, g = h / (a.n_head / a.n_kv);
+  const int r0 = (gridDim.x - 1 - blockIdx.x) * kRows;  // the longest blocks start first
+  const int pos0 = *a.d_pos;
+  const int rows = min(kRows, a.m - r0);
+  const int kv_len = min(pos0 + r0 + rows, a.max_ctx);  // positions 0 .. kv_len - 1 exist for this block
+  const int n_tiles = (kv_len + kKeys - 1) / kKeys;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+
+  // Q tile: the rotated queries rounded to f16 once; rows past M are zero (never written out).
+  for (int i = tid; i < kRows * (D / 4); i += kThreads) {
+    const int r = i / (D / 4), c = (i - r * (D / 4)) * 4;
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (r < rows)
+      v = *reinterpret_cast<const float4*>(a.q_scratch + (static_cast<size_t>(r0 + r) * a.n_head + h) * D + c);
+    *reinterpret_cast<uint2*>(qs + r * S::kLd + c) = make_uint2(pack_h2(v.x, v.y), pack_h2(v.z, v.w));
+  }
+  const uint16_t* kg = a.k_cache + static_cast<size_t>(g) * a.max_ctx * D;
+  const uint16_t* vg = a.v_cache + static_cast<size_t>(g) * a.max_ctx * D;
+  // Positions past kv_len (not written yet: any bits) are zero-filled, so 0 * value stays 0 in P V.
+  auto load_tile = [&](int j, int stage) {
+    for (int i = tid; i < kKeys * (D / 8); i += kThreads) {
+      const int r = i / (D / 8), c = (i - r * (D / 8)) * 8;
+      const int t = j * kKeys + r;
+      const bool ok = t < kv_len;
+      const size_t off = static_cast<size_t>(ok ? t : 0) * D + c;
+      cp_async16(smem_u32(ks + stage * S::kTile + r * S::kLd + c), kg + off, ok);
+      cp_async16(smem_u32(vs + stage * S::kTile + r * S::kLd + c), vg + off, ok);
+    }
+    cp_async_commit();
+  };
+
+  // This thread's two rows (the accumulator layout of m16n8k16): block rows qr and qr + 8.
+  const int qr = warp * 16 + (lane >> 2);
+  const int pos_a = pos0 + r0 + qr, pos_b = pos_a + 8;
+  const int warp_first_row = r0 + warp * 16;
+  // The warp's last real position; a warp with no real row does no math (-1: every tile is past it).
+  const int warp_last = warp_first_row < a.m ? pos0 + min(warp_first_row + 15, a.m - 1) : -1;
+  const int sel = lane >> 3, sub = lane & 7;  // ldmatrix: which 8x8 matrix this lane addresses, which row
+
+  float o[D / 8][4];
+#pragma unroll
+  for (int i = 0; i < D / 8; ++i) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;
+  float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
+
+  load_tile(0, 0);
+  for (int j = 0; j < n_tiles; ++j) {
+    cp_async_wait_all();
+    __syncthreads();  // tile j visible to all; every warp is done with tile j - 1's stage
+    if (j + 1 < n_tiles) load_tile(j + 1, (j + 1) & 1);
+    if (j * kKeys > warp_last) continue;  // the tile starts after every row of this warp: a no-op for them
+    const uint16_t* kt = ks + (j & 1) * S::kTile;
+    const uint16_t* vt = vs + (j & 1) * S::kTile;
+
+    // S = Q K^T: 8 n-tiles of 8 positions, k over head_dim in steps of 16.
+    float s[8][4];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      uint32_t qa[4];  // rows +0/+8 (sel & 1), dims +0/+8 (sel >> 1)
+      ldsm_x4(smem_u32(qs + (warp * 16 + (sel & 1) * 8 + sub) * S::kLd + kk * 16 + (sel >> 1) * 8), qa);
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        uint32_t kb[4];  // positions +0/+8 (sel >> 1), dims +0/+8 (sel & 1)
+        ldsm_x4(smem_u32(kt + (np * 16 + (sel >> 1) * 8 + sub) * S::kLd + kk * 16 + (sel & 1) * 8), kb);
+        mma_f16(s[2 * np], qa, kb[0], kb[1]);
+        mma_f16(s[2 * np + 1], qa, kb[2], kb[3]);
+      }
+    }
+
+    // Scale, mask by position, online softmax. Lane holds positions key0 + 8 nt + {0, 1} of rows a and b.
+    const int key0 = j * kKeys + (lane & 3) * 2;
+    float tm_a = -INFINITY, tm_b = -INFINITY;
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int key = key0 + nt * 8 + e;
+        const bool in = key < kv_len;
+        s[nt][e] = in && key <= pos_a ? __fmul_rn(s[nt][e], scale) : -INFINITY;
+        s[nt][2 + e] = in && key <= pos_b ? __fmul_rn(s[nt][2 + e], scale) : -INFINITY;
+        tm_a = fmaxf(tm_a, s[nt][e]);
+        tm_b = fmaxf(tm_b, s[nt][2 + e]);
+      }
+    tm_a = fmaxf(tm_a, __shfl_xor_sync(kFullMask, tm_a, 1));
+    tm_a = fmaxf(tm_a, __shfl_xor_sync(kFullMask, tm_a, 2));
+    tm_b = fmaxf(tm_b, __shfl_xor_sync(kFullMask, tm_b, 1));
+    tm_b = fmaxf(tm_b, __shfl_xor_sync(kFullMask, tm_b, 2));
+    const float nm_a = fmaxf(m_a, tm_a), nm_b = fmaxf(m_b, tm_b);
+    // Rescale of the old sums: exactly 1 when the maximum stays (a tile past the row), 0 on the first tile.
+    const float c_a = nm_a == -INFINITY ? 1.0f : expf(__fsub_rn(m_a, nm_a));
+    const float c_b = nm_b == -INFINITY ? 1.0f : expf(__fsub_rn(m_b, nm_b));
+    m_a = nm_a;
+    m_b = nm_b;
+    uint32_t pa[4][4];  // P as the A operand of P V: k-step nt / 2 holds n-tiles nt (a0, a1) and nt + 1 (a2, a3)
+    float sum_a = 0.0f, sum_b = 0.0f;
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      const float p0 = prob(s[nt][0], nm_a), p1 = prob(s[nt][1], nm_a);
+      const float p2 = prob(s[nt][2], nm_b), p3 = prob(s[nt][3], nm_b);
+      sum_a = __fadd_rn(__fadd_rn(sum_a, p0), p1);
+      sum_b = __fadd_rn(__fadd_rn(sum_b, p2), p3);
+      pa[nt / 2][(nt & 1) * 2] = pack_h2(p0, p1);
+      pa[nt / 2][(nt & 1) * 2 + 1] = pack_h2(p2, p3);
+    }
+    sum_a = __fadd_rn(sum_a, __shfl_xor_sync(kFullMask, sum_a, 1));
+    sum_a = __fadd_rn(sum_a, __shfl_xor_sync(kFullMask, sum_a, 2));
+    sum_b = __fadd_rn(sum_b, __shfl_xor_sync(kFullMask, sum_b, 1));
+    sum_b = __fadd_rn(sum_b, __shfl_xor_sync(kFullMask, sum_b, 2));
+    l_a = __fadd_rn(__fmul_rn(l_a, c_a), sum_a);
+    l_b = __fadd_rn(__fmul_rn(l_b, c_b), sum_b);
+#pragma unroll
+    for (int i = 0; i < D / 8; ++i) {
+      o[i][0] = __fmul_rn(o[i][0], c_a);
+      o[i][1] = __fmul_rn(o[i][1], c_a);
+      o[i][2] = __fmul_rn(o[i][2], c_b);
+      o[i][3] = __fmul_rn(o[i][3], c_b);
+    }
+
+    // O += P V: k over the tile's 64 positions in steps of 16, n over head_dim in pairs of 8.
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+      for (int dp = 0; dp < D / 16; ++dp) {
+        uint32_t vb[4];  // positions +0/+8 (sel & 1), dims +0/+8 (sel >> 1), transposed
+        ldsm_x4_trans(smem_u32(vt + (kk * 16 + (sel & 1) * 8 + sub) * S::kLd + dp * 16 + (sel >> 1) * 8), vb);
+        mma_f16(o[2 * dp], pa[kk], vb[0], vb[1]);
+        mma_f16(o[2 * dp + 1], pa[kk], vb[2], vb[3]);
+      }
+  }
+
+  // out = o / l * sigmoid(gate), the decode merge's arithmetic.
+  const int row_a = r0 + qr, row_b = row_a + 8;
+#pragma unroll
+  for (int i = 0; i < D / 8; ++i)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int col = i * 8 + (lane & 3) * 2 + e;
+      if (row_a < a.m) {
+        const float gate = a.q_gate[static_cast<size_t>(row_a) * a.ld_q + h * 2 * D + D + col];
+        a.out[static_cast<size_t>(row_a) * a.ld_out + h * D + col] =
+            __fmul_rn(__fdiv_rn(o[i][e], l_a), sigmoid(gate));
+      }
+      if (row_b < a.m) {
+        const float gate = a.q_gate[static_cast<size_t>(row_b) * a.ld_q + h * 2 * D + D + col];
+        a.out[static_cast<size_t>(row_b) * a.ld_out + h * D + col] =
+            __fmul_rn(__fdiv_rn(o[i][2 + e], l_b), sigmoid(gate));
+      }
+    }
+}
+
+template <int D>
+cudaError_t launch_flash(const AttentionArgs& a, float scale, cudaStream_t stream) {
+  const size_t smem = FlashSmem<D>::kBytes;
+  const cudaError_t e =
+      cudaFuncSetAttribute(attn_flash_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (e != cudaSuccess) return e;
+  const dim3 grid((a.m + kRows - 1) / kRows, a.n_head);
+  return launch_kernel(attn_flash_kernel<D>, grid, dim3(kThreads), smem, stream, a.pdl, a, scale);
+}
+
+}  // namespace
+
+GpuStatus attention_flash_rows(const AttentionArgs& a, cudaStream_t stream) {
+  QC_GPU_REQUIRE(a.out, "attention_prefill: the f32 output (out) is required");
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.head_dim)));
+  const cudaError_t e = a.head_dim == 256 ? launch_flash<256>(a, scale, stream) : launch_flash<128>(a, scale, stream);
+  if (e != cudaSuccess) return GpuStatus::cuda(e, "launch attn_flash_kernel", __FILE__, __LINE__);
+  QC_LAUNCH_CHECK("attn_flash_kernel", stream);
+  return GpuStatus::success();
+}
+
+}  // namespace qc::gpu
