@@ -25,8 +25,8 @@ constexpr int kThreads = 32 * kWarps;
 
 template <int D>
 struct FlashSmem {
-  static constexpr int kLd = D + 8;            // halves per shared row (+16 B: conflict-free ldmatrix)
-  static constexpr int kTile = kKeys * kLd;    // halves per K or V tile
+  static constexpr int kLd = D + 8;          // halves per shared row (+16 B: conflict-free ldmatrix)
+  static constexpr int kTile = kKeys * kLd;  // halves per K or V tile
   static constexpr size_t kBytes = static_cast<size_t>(kRows * kLd + 4 * kTile) * sizeof(uint16_t);
 };
 
@@ -76,9 +76,9 @@ template <int D>
 __global__ void __launch_bounds__(kThreads, 1) attn_flash_kernel(const AttentionArgs a, float scale) {
   using S = FlashSmem<D>;
   extern __shared__ __align__(16) uint16_t smem[];
-  uint16_t* qs = smem;                    // [kRows][kLd]
-  uint16_t* ks = smem + kRows * S::kLd;   // [2][kKeys][kLd]
-  uint16_t* vs = ks + 2 * S::kTile;       // [2][kKeys][kLd]
+  uint16_t* qs = smem;                   // [kRows][kLd]
+  uint16_t* ks = smem + kRows * S::kLd;  // [2][kKeys][kLd]
+  uint16_t* vs = ks + 2 * S::kTile;      // [2][kKeys][kLd]
   pdl_wait();
   pdl_trigger();
   const int h = blockIdx.y, g = h / (a.n_head / a.n_kv);
@@ -94,7 +94,8 @@ __global__ void __launch_bounds__(kThreads, 1) attn_flash_kernel(const Attention
     const int r = i / (D / 4), c = (i - r * (D / 4)) * 4;
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (r < rows)
-      v = *reinterpret_cast<const float4*>(a.q_scratch + (static_cast<size_t>(r0 + r) * a.n_head + h) * D + c);
+      v = *reinterpret_cast<const float4*>(a.q_scratch + (static_cast<size_t>(r0 + r) * a.n_head + h) * D +
+                                           c);
     *reinterpret_cast<uint2*>(qs + r * S::kLd + c) = make_uint2(pack_h2(v.x, v.y), pack_h2(v.z, v.w));
   }
   const uint16_t* kg = a.k_cache + static_cast<size_t>(g) * a.max_ctx * D;
@@ -175,7 +176,8 @@ __global__ void __launch_bounds__(kThreads, 1) attn_flash_kernel(const Attention
     const float c_b = nm_b == -INFINITY ? 1.0f : expf(__fsub_rn(m_b, nm_b));
     m_a = nm_a;
     m_b = nm_b;
-    uint32_t pa[4][4];  // P as the A operand of P V: k-step nt / 2 holds n-tiles nt (a0, a1) and nt + 1 (a2, a3)
+    uint32_t pa[4]
+               [4];  // P as the A operand of P V: k-step nt / 2 holds n-tiles nt (a0, a1) and nt + 1 (a2, a3)
     float sum_a = 0.0f, sum_b = 0.0f;
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
@@ -235,8 +237,8 @@ __global__ void __launch_bounds__(kThreads, 1) attn_flash_kernel(const Attention
 template <int D>
 cudaError_t launch_flash(const AttentionArgs& a, float scale, cudaStream_t stream) {
   const size_t smem = FlashSmem<D>::kBytes;
-  const cudaError_t e =
-      cudaFuncSetAttribute(attn_flash_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  const cudaError_t e = cudaFuncSetAttribute(
+      attn_flash_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (e != cudaSuccess) return e;
   const dim3 grid((a.m + kRows - 1) / kRows, a.n_head);
   return launch_kernel(attn_flash_kernel<D>, grid, dim3(kThreads), smem, stream, a.pdl, a, scale);
@@ -247,7 +249,8 @@ cudaError_t launch_flash(const AttentionArgs& a, float scale, cudaStream_t strea
 GpuStatus attention_flash_rows(const AttentionArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.out, "attention_prefill: the f32 output (out) is required");
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.head_dim)));
-  const cudaError_t e = a.head_dim == 256 ? launch_flash<256>(a, scale, stream) : launch_flash<128>(a, scale, stream);
+  const cudaError_t e =
+      a.head_dim == 256 ? launch_flash<256>(a, scale, stream) : launch_flash<128>(a, scale, stream);
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch attn_flash_kernel", __FILE__, __LINE__);
   QC_LAUNCH_CHECK("attn_flash_kernel", stream);
   return GpuStatus::success();

@@ -1,6 +1,7 @@
 // The prefill projections on f16 tensor cores through cuBLASLt: y[m][n] = alpha * sum_k W[n][k] x[m][k]
-// (+ residual[m][n]) for M = 1 .. 2048 token rows, with W a Q8_0 matrix dequantised to f16 per call
-// (dequant_q8_f16) and x the f32 activations rounded to f16 (rows_to_f16). The int8 path (gemm_q8.h) keeps
+// (+ residual[m][n]) for M = 1 .. 2048 token rows, with W a Q8_0 matrix dequantised to f16 per call or once
+// at load (dequant_q8_f16; engine/cuda/prefill_weights.h) and x the f32 activations rounded to f16
+// (rows_to_f16, or fused into the norm and SwiGLU kernels). The int8 path (gemm_q8.h) keeps
 // the weights' and activations' blocks exact but folds every 32-block's scale on the f32 pipe, which
 // holds it to ~220 TOPS on an H200; here the block scales are folded into the weights once per call, and
 // the GEMM itself is NVIDIA's, at the f16 tensor-core rate (docs/PERFORMANCE.md, qwenchat-gemm-bench).

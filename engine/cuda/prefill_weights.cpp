@@ -10,9 +10,8 @@ namespace qc::cuda {
 
 uint64_t prefill_f16_weight_bytes(const DeviceModel& m) {
   Carver dry;
-  for_each_prefill_f16_linear(m, [&](const Linear& lin) {
-    (void)dry.take<uint16_t>(static_cast<size_t>(lin.w.rows) * lin.w.cols);
-  });
+  for_each_prefill_f16_linear(
+      m, [&](const Linear& lin) { (void)dry.take<uint16_t>(static_cast<size_t>(lin.w.rows) * lin.w.cols); });
   return dry.bytes();
 }
 
