@@ -1,0 +1,93 @@
+#!/bin/bash
+# The model file chooser and the welcome panel under Xvfb (#14). First start on an empty database with the
+# bundled default model: the chat shows the welcome panel (capture kept). Then the built-in browser
+# (QWENCHAT_FILE_DIALOG=builtin: zenity may be missing, and a desktop dialog cannot be driven here) is
+# opened with Ctrl+O and driven by the keyboard only: a folder typed in the path bar, Down/Enter into a
+# sub-folder, Backspace back up (the folder just left is selected again), Enter into it again, Down/Enter
+# on the model: it loads (the window title names it). A file that is not a model, typed in the path bar,
+# is refused with a message and the loaded model stays. After Ctrl+Q the recent list holds the chosen model
+# first and never the refused file.
+# Usage: gui_file_chooser.sh QWENCHAT MKMODEL ARTIFACTS_DIR. Exit 77 = skipped (a tool is missing).
+set -u
+APP=$1 MKMODEL=$2 ART=$3
+for tool in Xvfb xdotool identify convert python3; do
+  command -v "$tool" > /dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
+done
+WORK=$(mktemp -d /tmp/qwenchat-gui-chooser.XXXXXX)
+XVFB_PID="" APP_PID=""
+cleanup() {
+  [ -n "$APP_PID" ] && kill "$APP_PID" 2> /dev/null
+  [ -n "$XVFB_PID" ] && kill "$XVFB_PID" 2> /dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; [ -f "$ART/app.log" ] && { echo "--- app log"; cat "$ART/app.log"; }; exit 1; }
+# shellcheck source=xvfb_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/xvfb_lib.sh"
+rm -rf "$ART" && mkdir -p "$ART" "$WORK/config/qwenchat" "$WORK/data" "$WORK/models/inner" "$WORK/models/zdir"
+"$MKMODEL" --preset tiny --seed 5 --out "$WORK/models/inner/picked.gguf" --quiet || fail "mkmodel"
+cp "$WORK/models/inner/picked.gguf" "$WORK/models/odd-$(printf '\377').gguf"  # a name that is not UTF-8
+echo "not a model" > "$WORK/models/notes.txt"
+CONFIG="$WORK/config/qwenchat/config.json"
+echo '{"settings": {"max_tokens": 8, "n_ctx": 512}, "window": {"x": 0, "y": 0, "w": 1400, "h": 900}}' > "$CONFIG"
+start_xvfb 1600x1000x24 "$WORK/xvfb.log" || fail "no virtual display (the reason is above)"
+
+# No --model and no recent model: the bundled default loads (a first start).
+(XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data" LIBGL_ALWAYS_SOFTWARE=1 QWENCHAT_FILE_DIALOG=builtin \
+  exec "$APP" --db "$WORK/chat.db" --screenshot-dir "$WORK/shots") >> "$ART/app.log" 2>&1 &
+APP_PID=$!
+wait_for 120 xdotool search --name '^qwenchat · qwenchat-default.gguf$' || fail "the default model did not load"
+sleep 0.5
+capture() {  # $1: name prefix for the kept captures
+  rm -f "$WORK/shots/done"
+  xdotool mousemove 5 5; xdotool key F12
+  wait_for 60 test -f "$WORK/shots/done" || fail "no captures"
+  cp "$WORK/shots/full_model.png" "$ART/$1_full.png"
+  cp "$WORK/shots/chat.png" "$ART/$1_chat.png"
+}
+not_blank() {  # the capture has something drawn on it
+  local sd; sd=$(identify -format '%[fx:standard_deviation]' "$1")
+  awk -v s="$sd" 'BEGIN { exit !(s > 0.02) }' || fail "$1 looks blank (standard deviation $sd)"
+}
+key() { xdotool key "$@"; sleep 0.4; }
+
+# 1. The welcome panel of the first start.
+capture welcome
+not_blank "$ART/welcome_chat.png"
+
+# 2. Ctrl+O: the built-in browser; the path bar has the focus with its text selected.
+key ctrl+o
+xdotool type --delay 20 "$WORK/models"; sleep 0.3
+key Return
+capture browser_models
+not_blank "$ART/browser_models_full.png"
+key Down     # the first entry: the folder "inner" (folders first)
+key Return   # into it
+key BackSpace  # back up: "inner" selected again
+capture browser_back
+key Return   # into "inner" again
+key Down     # picked.gguf
+capture browser_inner
+key Return   # chosen: it loads
+wait_for 60 xdotool search --name '^qwenchat · picked.gguf$' || fail "the chosen model did not load (title: $(xdotool getactivewindow getwindowname 2> /dev/null))"
+sleep 0.5
+capture picked
+grep -q "Chosen picked.gguf: loading (memory estimate" "$ART/app.log" 2> /dev/null || true
+
+# 3. A file that is not a model, typed in the path bar: refused, the loaded model stays.
+key ctrl+o
+xdotool type --delay 20 "$WORK/models/notes.txt"; sleep 0.3
+key Return
+sleep 1
+capture refused
+xdotool search --name '^qwenchat · picked.gguf$' > /dev/null || fail "the loaded model changed after a refused file"
+
+xdotool key ctrl+q
+for _ in $(seq 1 100); do kill -0 "$APP_PID" 2> /dev/null || break; sleep 0.2; done
+wait "$APP_PID"; rc=$?; APP_PID=""
+[ $rc -eq 0 ] || fail "exit status $rc after Ctrl+Q"
+recent=$(python3 -c "import json; print('\n'.join(json.load(open('$CONFIG'))['recent_models']))")
+echo "recent models:"; echo "$recent"
+[ "$(echo "$recent" | head -1)" = "$WORK/models/inner/picked.gguf" ] || fail "the chosen model is not first in the recent list"
+echo "$recent" | grep -q notes.txt && fail "the refused file entered the recent list"
+echo "PASS (artifacts in $ART)"
