@@ -219,7 +219,9 @@ std::optional<std::string> FileChooser::draw_browser(UiContext& ctx) {
 
   const size_t n_dirs = static_cast<size_t>(std::count_if(listing_.entries.begin(), listing_.entries.end(),
                                                           [](const files::Entry& e) { return e.is_dir; }));
-  ImGui::TextColored(ctx.theme.text_muted, "%zu folders, %zu files%s", n_dirs, listing_.entries.size() - n_dirs,
+  const size_t n_files = listing_.entries.size() - n_dirs;
+  ImGui::TextColored(ctx.theme.text_muted, "%zu folder%s, %zu file%s%s", n_dirs, n_dirs == 1 ? "" : "s", n_files,
+                     n_files == 1 ? "" : "s",
                      listing_.filtered_out
                          ? (" (" + std::to_string(listing_.filtered_out) + " hidden by the filter)").c_str()
                          : "");
