@@ -85,6 +85,8 @@ void ExportDialog::draw(UiContext& ctx) {
   ImGui::SameLine();
   if (ImGui::Button("Home", ImVec2(-1, 0))) folder_ = default_folder();
   // The folder browser is a popup of this one (or the desktop's dialog, waited for here).
+  if (const std::string w = folder_chooser_.waiting_text(); !w.empty())
+    text_wrapped_colored(ctx.theme.text_muted, "%s", w.c_str());
   const bool choosing = folder_chooser_.is_open();  // its Esc is not this dialog's
   if (std::optional<std::string> picked = folder_chooser_.draw(ctx)) folder_ = *picked;
   const std::string problem = export_folder_problem(folder_);

@@ -21,7 +21,7 @@ void FileChooser::open(files::ChooserMode mode, const std::string& current, cons
   start_ = files::start_folder(current, files::home_dir());
   dialog_note_.clear();
   tool_ = files::pick_dialog_tool(std::getenv("QWENCHAT_FILE_DIALOG"), files::program_on_path);
-  if (tool_ == files::DialogTool::kBuiltin) {
+  if (tool_ == files::DialogTool::kBuiltin || dialog_failed_) {
     open_builtin();
     return;
   }
@@ -72,11 +72,13 @@ std::optional<std::string> FileChooser::activate(int i) {
   return path;
 }
 
+std::string FileChooser::waiting_text() const {
+  if (!dialog_.running()) return "";
+  return std::string("Waiting for the file dialog (") + files::dialog_tool_name(tool_) + ")…";
+}
+
 std::optional<std::string> FileChooser::draw(UiContext& ctx) {
-  if (dialog_.running()) {
-    text_wrapped_colored(ctx.theme.text_muted, "Waiting for the file dialog (%s)…", files::dialog_tool_name(tool_));
-    return std::nullopt;
-  }
+  if (dialog_.running()) return std::nullopt;  // the caller shows waiting_text()
   if (auto picked = poll_dialog(ctx)) return picked;
   return draw_browser(ctx);
 }
@@ -88,7 +90,8 @@ std::optional<std::string> FileChooser::poll_dialog(UiContext& ctx) {
   if (o.kind == files::DialogOutcome::Kind::kPicked) return o.path;
   if (o.kind == files::DialogOutcome::Kind::kFailed) {
     // The desktop's dialog did not work (not installed after all, no display for it): the built-in one.
-    dialog_note_ = o.error + "; the built-in browser is used instead";
+    dialog_note_ = o.error + "; the built-in browser is used instead (until the app restarts)";
+    dialog_failed_ = true;
     ctx.notices.error("file dialog: " + dialog_note_);
     open_builtin();
   }

@@ -24,6 +24,9 @@ class FileChooser {
   // for the desktop's dialog. Returns the chosen path (absolute) once.
   std::optional<std::string> draw(UiContext& ctx);
   bool is_open() const { return browser_open_ || open_requested_ || dialog_.running(); }
+  // "Waiting for the file dialog (zenity)…" while the desktop's dialog is open, else empty: shown by the
+  // caller where the user looks (draw() may run outside any window).
+  std::string waiting_text() const;
 
  private:
   std::optional<std::string> poll_dialog(UiContext& ctx);
@@ -44,6 +47,7 @@ class FileChooser {
   ChildProcess dialog_;
   files::DialogTool tool_ = files::DialogTool::kBuiltin;
   std::string dialog_note_;  // "zenity failed: ...; the built-in browser is used"
+  bool dialog_failed_ = false;  // the desktop's dialog failed once: the built-in browser from then on
 
   std::string dir_;
   std::string path_edit_;

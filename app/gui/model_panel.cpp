@@ -124,6 +124,8 @@ void ModelPanel::file_section(UiContext& ctx) {
   } else if (!path_.empty()) {
     text_wrapped_colored(ctx.theme.warning, "no such file");
   }
+  if (const std::string w = chooser_.waiting_text(); !w.empty())
+    text_wrapped_colored(ctx.theme.text_muted, "%s", w.c_str());
   // A refused drop or pick; not when the estimate line above already says why the path cannot load.
   if (!choose_error_.empty() && choose_error_path_ != path_)
     text_wrapped_colored(ctx.theme.error, "%s", choose_error_.c_str());

@@ -102,10 +102,13 @@ else
   echo "NOTE: no XDND drag source (libX11 headers missing at build time): drag and drop not tested here"
 fi
 
-xdotool key ctrl+q
-for _ in $(seq 1 100); do kill -0 "$APP_PID" 2> /dev/null || break; sleep 0.2; done
-wait "$APP_PID"; rc=$?; APP_PID=""
-[ $rc -eq 0 ] || fail "exit status $rc after Ctrl+Q"
+quit_app() {
+  xdotool key ctrl+q
+  for _ in $(seq 1 100); do kill -0 "$APP_PID" 2> /dev/null || break; sleep 0.2; done
+  wait "$APP_PID"; local rc=$?; APP_PID=""
+  [ $rc -eq 0 ] || fail "exit status $rc after Ctrl+Q"
+}
+quit_app
 recent=$(python3 -c "import json; print('\n'.join(json.load(open('$CONFIG'))['recent_models']))")
 echo "recent models:"; echo "$recent"
 if [ -n "$DROP" ]; then
@@ -115,4 +118,44 @@ else
   [ "$(echo "$recent" | head -1)" = "$WORK/models/inner/picked.gguf" ] || fail "the chosen model is not first in the recent list"
 fi
 echo "$recent" | grep -q notes.txt && fail "the refused file entered the recent list"
+
+# 5. The desktop's dialog: a stand-in zenity on PATH (the real one cannot be driven here) that logs its
+# arguments and answers as $WORK/zenity.mode says. The window keeps drawing while it is open (captures are
+# taken then); its path loads; Cancel changes nothing; a failure opens the built-in browser.
+mkdir -p "$WORK/bin"
+{
+  echo '#!/bin/sh'
+  echo "printf '%s\\n' \"\$@\" > '$WORK/zenity.args'"
+  echo "case \$(cat '$WORK/zenity.mode') in"
+  echo "  pick) sleep 3; echo '$WORK/models/inner/picked.gguf'; exit 0 ;;"
+  echo "  cancel) exit 1 ;;"
+  echo "  *) echo 'zenity: cannot open display' >&2; exit 255 ;;"
+  echo "esac"
+} > "$WORK/bin/zenity"
+chmod +x "$WORK/bin/zenity"
+(PATH="$WORK/bin:$PATH" XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data" LIBGL_ALWAYS_SOFTWARE=1 \
+  exec "$APP" --db "$WORK/chat.db" --model "$WORK/drop me/dropped.gguf" --screenshot-dir "$WORK/shots") >> "$ART/app.log" 2>&1 &
+APP_PID=$!
+wait_for 120 xdotool search --name '^qwenchat · dropped.gguf$' || fail "no window with the model loaded"
+sleep 0.5
+echo pick > "$WORK/zenity.mode"
+key ctrl+o
+capture zenity_open  # frames go on while the dialog runs (a capture takes several)
+[ -f "$WORK/zenity.args" ] || fail "zenity was not run"
+grep -qx -- "--file-selection" "$WORK/zenity.args" || fail "zenity was not run with --file-selection: $(cat "$WORK/zenity.args")"
+grep -qx -- "--filename=$WORK/drop me/" "$WORK/zenity.args" || fail "zenity did not start in the model's folder: $(cat "$WORK/zenity.args")"
+grep -q -- "--file-filter=GGUF" "$WORK/zenity.args" || fail "zenity got no GGUF filter"
+xdotool search --name '^qwenchat · dropped.gguf$' > /dev/null || fail "the model changed before zenity answered"
+wait_for 60 xdotool search --name '^qwenchat · picked.gguf$' || fail "the model zenity answered did not load"
+echo cancel > "$WORK/zenity.mode"
+key ctrl+o
+sleep 1
+xdotool search --name '^qwenchat · picked.gguf$' > /dev/null || fail "a cancelled dialog changed the model"
+echo fail > "$WORK/zenity.mode"
+key ctrl+o
+sleep 1
+capture zenity_failed  # the built-in browser, the reason above it
+not_blank "$ART/zenity_failed_full.png"
+key Escape
+quit_app
 echo "PASS (artifacts in $ART)"
