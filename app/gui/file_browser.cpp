@@ -106,10 +106,16 @@ bool FileChooser::keys(UiContext& ctx, bool path_active, std::optional<std::stri
     selected_ = std::clamp(to, 0, n - 1);
     scroll_to_selected_ = true;
   };
+  const bool moved = ctx.pressed(GLFW_KEY_DOWN) || ctx.pressed(GLFW_KEY_UP) || ctx.pressed(GLFW_KEY_PAGE_DOWN) ||
+                     ctx.pressed(GLFW_KEY_PAGE_UP);
   if (ctx.pressed(GLFW_KEY_DOWN)) move(selected_ + 1);
   if (ctx.pressed(GLFW_KEY_UP)) move(selected_ < 0 ? 0 : selected_ - 1);
   if (ctx.pressed(GLFW_KEY_PAGE_DOWN)) move(selected_ + page);
   if (ctx.pressed(GLFW_KEY_PAGE_UP)) move(selected_ - page);
+  // Moving in the list with the path bar focused and unchanged (as it opens) hands the keyboard to the
+  // list: Backspace then goes up instead of erasing the path. A new id drops the bar's edit state.
+  if (moved && path_active && files::normalise_path(path_edit_, dir_, files::home_dir()) == dir_)
+    ++path_generation_;
   if (!path_active) {
     if (ctx.pressed(GLFW_KEY_HOME)) move(0);
     if (ctx.pressed(GLFW_KEY_END)) move(n - 1);
@@ -160,7 +166,9 @@ std::optional<std::string> FileChooser::draw_browser(UiContext& ctx) {
   if (entered || (path_active && (ctx.pressed(GLFW_KEY_ENTER) || ctx.pressed(GLFW_KEY_KP_ENTER)))) {
     std::error_code ec;
     const std::string p = files::normalise_path(path_edit_, dir_, files::home_dir());
-    if (fs::is_directory(p, ec)) {
+    if (p == dir_ && selected_ >= 0) {  // the path as it was: Enter opens the selected entry
+      picked = activate(selected_);
+    } else if (fs::is_directory(p, ec)) {
       message_.clear();
       navigate(p);
     } else if (fs::exists(p, ec) && mode_ == files::ChooserMode::kOpenFile) {
