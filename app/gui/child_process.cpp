@@ -105,7 +105,8 @@ void ChildProcess::start(const std::vector<std::string>& argv, std::function<voi
           continue;
         }
         std::string& dst = i == 0 ? f.out : f.err;
-        if (dst.size() < kMaxOutput) dst.append(buf, std::min(static_cast<size_t>(n), kMaxOutput - dst.size()));
+        if (dst.size() < kMaxOutput)
+          dst.append(buf, std::min(static_cast<size_t>(n), kMaxOutput - dst.size()));
       }
     }
     for (const pollfd& p : fds)

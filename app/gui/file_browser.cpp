@@ -106,8 +106,8 @@ bool FileChooser::keys(UiContext& ctx, bool path_active, std::optional<std::stri
     selected_ = std::clamp(to, 0, n - 1);
     scroll_to_selected_ = true;
   };
-  const bool moved = ctx.pressed(GLFW_KEY_DOWN) || ctx.pressed(GLFW_KEY_UP) || ctx.pressed(GLFW_KEY_PAGE_DOWN) ||
-                     ctx.pressed(GLFW_KEY_PAGE_UP);
+  const bool moved = ctx.pressed(GLFW_KEY_DOWN) || ctx.pressed(GLFW_KEY_UP) ||
+                     ctx.pressed(GLFW_KEY_PAGE_DOWN) || ctx.pressed(GLFW_KEY_PAGE_UP);
   if (ctx.pressed(GLFW_KEY_DOWN)) move(selected_ + 1);
   if (ctx.pressed(GLFW_KEY_UP)) move(selected_ < 0 ? 0 : selected_ - 1);
   if (ctx.pressed(GLFW_KEY_PAGE_DOWN)) move(selected_ + page);
@@ -119,7 +119,8 @@ bool FileChooser::keys(UiContext& ctx, bool path_active, std::optional<std::stri
   if (!path_active) {
     if (ctx.pressed(GLFW_KEY_HOME)) move(0);
     if (ctx.pressed(GLFW_KEY_END)) move(n - 1);
-    if (ctx.pressed(GLFW_KEY_BACKSPACE) && dir_ != "/") navigate(files::parent_dir(dir_), fs::path(dir_).filename());
+    if (ctx.pressed(GLFW_KEY_BACKSPACE) && dir_ != "/")
+      navigate(files::parent_dir(dir_), fs::path(dir_).filename());
     if (ctx.pressed(GLFW_KEY_ENTER) || ctx.pressed(GLFW_KEY_KP_ENTER)) *picked = activate(selected_);
   }
   return ctx.pressed(GLFW_KEY_ESCAPE);
@@ -159,7 +160,8 @@ std::optional<std::string> FileChooser::draw_browser(UiContext& ctx) {
     // characters typed right after Ctrl+O would arrive before it takes them (they were lost).
     glfwPostEmptyEvent();
   }
-  const bool entered = ImGui::InputText("##path", &path_edit_, ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
+  const bool entered = ImGui::InputText(
+      "##path", &path_edit_, ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
   const bool path_active = ImGui::IsItemActive();
   ImGui::PopID();
   item_tooltip("type or paste a folder or file (~ for home) and press Enter");
@@ -224,15 +226,16 @@ std::optional<std::string> FileChooser::draw_browser(UiContext& ctx) {
     ImGui::EndTable();
   }
   if (listing_.entries.empty() && listing_.error.empty())
-    ImGui::TextColored(ctx.theme.text_muted, mode_ == files::ChooserMode::kFolder ? "no folders here"
-                                                                                 : "no folders or .gguf files here");
+    ImGui::TextColored(ctx.theme.text_muted, mode_ == files::ChooserMode::kFolder
+                                                 ? "no folders here"
+                                                 : "no folders or .gguf files here");
   ImGui::EndChild();
 
   const size_t n_dirs = static_cast<size_t>(std::count_if(listing_.entries.begin(), listing_.entries.end(),
                                                           [](const files::Entry& e) { return e.is_dir; }));
   const size_t n_files = listing_.entries.size() - n_dirs;
-  ImGui::TextColored(ctx.theme.text_muted, "%zu folder%s, %zu file%s%s", n_dirs, n_dirs == 1 ? "" : "s", n_files,
-                     n_files == 1 ? "" : "s",
+  ImGui::TextColored(ctx.theme.text_muted, "%zu folder%s, %zu file%s%s", n_dirs, n_dirs == 1 ? "" : "s",
+                     n_files, n_files == 1 ? "" : "s",
                      listing_.filtered_out
                          ? (" (" + std::to_string(listing_.filtered_out) + " hidden by the filter)").c_str()
                          : "");

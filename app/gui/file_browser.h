@@ -46,7 +46,7 @@ class FileChooser {
   bool browser_open_ = false;
   ChildProcess dialog_;
   files::DialogTool tool_ = files::DialogTool::kBuiltin;
-  std::string dialog_note_;  // "zenity failed: ...; the built-in browser is used"
+  std::string dialog_note_;     // "zenity failed: ...; the built-in browser is used"
   bool dialog_failed_ = false;  // the desktop's dialog failed once: the built-in browser from then on
 
   std::string dir_;

@@ -16,8 +16,12 @@ namespace qc::gui::files {
 namespace fs = std::filesystem;
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+char lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 // Length of the valid UTF-8 sequence at s[i], or 0 when the bytes there are not one (overlong forms,
 // surrogates and code points above U+10FFFF included).
@@ -67,7 +71,9 @@ std::string first_line(std::string_view s) {
   return line;
 }
 
-std::string file_name(const std::string& path) { return fs::path(path).filename().string(); }
+std::string file_name(const std::string& path) {
+  return fs::path(path).filename().string();
+}
 
 }  // namespace
 
@@ -219,9 +225,12 @@ Listing list_directory(const std::string& dir, const ListOptions& options) {
 
 const char* dialog_tool_name(DialogTool t) {
   switch (t) {
-    case DialogTool::kZenity: return "zenity";
-    case DialogTool::kKdialog: return "kdialog";
-    case DialogTool::kBuiltin: break;
+    case DialogTool::kZenity:
+      return "zenity";
+    case DialogTool::kKdialog:
+      return "kdialog";
+    case DialogTool::kBuiltin:
+      break;
   }
   return "built-in";
 }
@@ -255,13 +264,14 @@ std::vector<std::string> dialog_command(DialogTool tool, ChooserMode mode, const
   }
   if (tool == DialogTool::kKdialog) {
     if (folder) return {"kdialog", "--title", title, "--getexistingdirectory", start_dir};
-    return {"kdialog", "--title", title, "--getopenfilename", start_dir,
-            "*.gguf *.GGUF|GGUF models\n*|All files"};
+    return {"kdialog",           "--title", title,
+            "--getopenfilename", start_dir, "*.gguf *.GGUF|GGUF models\n*|All files"};
   }
   return {};
 }
 
-DialogOutcome parse_dialog_output(DialogTool tool, int exit_status, std::string_view out, std::string_view err) {
+DialogOutcome parse_dialog_output(DialogTool tool, int exit_status, std::string_view out,
+                                  std::string_view err) {
   DialogOutcome o;
   const std::string name = dialog_tool_name(tool);
   if (exit_status == 1) {  // Cancel, Esc or the window closed (zenity and kdialog alike)

@@ -15,8 +15,8 @@ namespace qc::gui::files {
 enum class ChooserMode { kOpenFile, kFolder };
 
 struct Entry {
-  std::string name;   // the raw bytes of the name (what the path is built from)
-  std::string label;  // printable: UTF-8 as is, any other byte and control characters as \xNN
+  std::string name;      // the raw bytes of the name (what the path is built from)
+  std::string label;     // printable: UTF-8 as is, any other byte and control characters as \xNN
   bool is_dir = false;   // a folder, or a link to one
   bool is_link = false;  // a symbolic link (dangling ones included)
   bool size_known = false;
@@ -91,7 +91,8 @@ struct DialogOutcome {
 };
 // The tool's exit status (-1: it could not be run or was killed) and output: status 0 and a path on the
 // first line is a choice; status 1 is Cancel (both tools); anything else is a failure.
-DialogOutcome parse_dialog_output(DialogTool tool, int exit_status, std::string_view out, std::string_view err);
+DialogOutcome parse_dialog_output(DialogTool tool, int exit_status, std::string_view out,
+                                  std::string_view err);
 
 // Files dropped on the window: the first whose name ends in .gguf; else the first whose first four bytes
 // are "GGUF"; else an error naming what was dropped. `note` says what was left out when there were several.

@@ -77,10 +77,13 @@ void WelcomePanel::size_table(UiContext& ctx) {
   }
   const std::vector<WeightFormat>& formats = weight_formats();
   const int cols = 3 + static_cast<int>(formats.size());
-  ImGui::TextColored(ctx.theme.text_muted, "Memory it takes (estimates from the shapes: weights + caches for a "
-                     "%d-token context, Settings > Engine):", estimates_.empty() ? n_ctx : estimates_[0].n_ctx);
-  if (ImGui::BeginTable("sizes", cols, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
-                                           ImGuiTableFlags_SizingFixedFit)) {
+  ImGui::TextColored(ctx.theme.text_muted,
+                     "Memory it takes (estimates from the shapes: weights + caches for a "
+                     "%d-token context, Settings > Engine):",
+                     estimates_.empty() ? n_ctx : estimates_[0].n_ctx);
+  if (ImGui::BeginTable(
+          "sizes", cols,
+          ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit)) {
     ImGui::TableSetupColumn("Size");
     ImGui::TableSetupColumn("Parameters");
     for (const WeightFormat& f : formats)

@@ -24,7 +24,7 @@ class WelcomePanel {
 
   std::string default_for_;  // the path is_default_ was computed for
   bool is_default_ = false;
-  int estimates_ctx_ = -1;   // the context the estimates are for
+  int estimates_ctx_ = -1;  // the context the estimates are for
   std::vector<SizeEstimate> estimates_;
 };
 

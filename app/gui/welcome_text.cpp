@@ -66,7 +66,8 @@ SizeEstimate estimate_for_shape(const ModelShape& shape, int n_ctx) {
   SizeEstimate e;
   e.preset = shape.name;
   e.n_params = shape.n_params();
-  for (const WeightFormat& f : weight_formats()) e.weight_bytes.push_back(weight_bytes(shape, f.bits_per_weight));
+  for (const WeightFormat& f : weight_formats())
+    e.weight_bytes.push_back(weight_bytes(shape, f.bits_per_weight));
   ReferenceOptions o;  // the CPU backend's defaults, as estimate_load uses them
   o.n_ctx = std::clamp(n_ctx, 1, shape.n_ctx_train);
   e.n_ctx = o.n_ctx;
@@ -109,8 +110,9 @@ WelcomeText welcome_text(const ModelFacts* facts, bool is_default) {
                       (facts->quantization.empty() ? "" : ", " + facts->quantization));
   }
   if (facts->n_ctx > 0) {
-    w.facts.push_back("Context: " + std::to_string(facts->n_ctx) + " tokens in use" +
-                      (facts->n_ctx_train > 0 ? " (trained for " + std::to_string(facts->n_ctx_train) + ")" : ""));
+    w.facts.push_back(
+        "Context: " + std::to_string(facts->n_ctx) + " tokens in use" +
+        (facts->n_ctx_train > 0 ? " (trained for " + std::to_string(facts->n_ctx_train) + ")" : ""));
   }
   if (is_default) {
     w.about =
@@ -119,8 +121,12 @@ WelcomeText welcome_text(const ModelFacts* facts, bool is_default) {
         "It does whole-number arithmetic (two-digit sums exactly), defines English words in a fixed "
         "format, spells words, counts letters, converts units and quotes fortunes or verses. It is not a "
         "general assistant: for real conversations load a Qwen3.5 GGUF.";
-    w.prompts = {"What is 27 + 45?", "Define: lantern", "How do you spell necessary?",
-                 "How many letters are in \"banana\"?", "Convert 3 hours to minutes.", "Tell me a fortune."};
+    w.prompts = {"What is 27 + 45?",
+                 "Define: lantern",
+                 "How do you spell necessary?",
+                 "How many letters are in \"banana\"?",
+                 "Convert 3 hours to minutes.",
+                 "Tell me a fortune."};
   } else {
     w.prompts = {"Explain how a hash table works, with a short example in C.",
                  "Summarise the causes of the French Revolution in five points.",

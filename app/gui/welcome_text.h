@@ -24,8 +24,8 @@ struct WeightFormat {
 const std::vector<WeightFormat>& weight_formats();
 
 struct SizeEstimate {
-  std::string preset;      // "0.8b", "27b"
-  uint64_t n_params = 0;   // the shape's parameters, MTP block included
+  std::string preset;                  // "0.8b", "27b"
+  uint64_t n_params = 0;               // the shape's parameters, MTP block included
   std::vector<uint64_t> weight_bytes;  // per weight_formats() entry
   uint64_t cache_bytes = 0;  // KV caches, Gated DeltaNet states and scratch for n_ctx (CPU backend, f32)
   int n_ctx = 0;             // the context the caches are for (capped at the shape's training context)
@@ -39,9 +39,9 @@ SizeEstimate estimate_for_shape(const ModelShape& shape, int n_ctx);
 std::string format_params(uint64_t n);
 
 struct WelcomeText {
-  std::string title;               // "The bundled model is loaded" / "Model: <name>"
-  std::vector<std::string> facts;  // name, parameters, context, format
-  std::string about;               // what it is and what it can do (the bundled model), else empty
+  std::string title;                 // "The bundled model is loaded" / "Model: <name>"
+  std::vector<std::string> facts;    // name, parameters, context, format
+  std::string about;                 // what it is and what it can do (the bundled model), else empty
   std::vector<std::string> prompts;  // examples that fill the message box
 };
 // For the loaded model (nullptr: none), `is_default`: it is the bundled model (app/common/default_model.h).

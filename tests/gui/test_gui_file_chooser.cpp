@@ -47,8 +47,8 @@ TEST(FileChooser, FoldersFirstNaturalOrderAndTheGgufFilter) {
 
   Listing l = list_directory(d, {});
   EXPECT_TRUE(l.error.empty()) << l.error;
-  EXPECT_EQ(labels(l), (std::vector<std::string>{"Alpha/", "link-to-zeta/", "zeta/", "Big.GGUF", "dangling.gguf",
-                                                 "model-2.gguf", "model-10.gguf"}));
+  EXPECT_EQ(labels(l), (std::vector<std::string>{"Alpha/", "link-to-zeta/", "zeta/", "Big.GGUF",
+                                                 "dangling.gguf", "model-2.gguf", "model-10.gguf"}));
   EXPECT_EQ(l.filtered_out, 4u);  // notes.txt, .hidden.gguf, .gguf, .cache
   EXPECT_EQ(l.entries[6].size, 11u);
   EXPECT_TRUE(l.entries[6].size_known);
@@ -84,7 +84,8 @@ TEST(FileChooser, UnreadableAndMissingFoldersAreErrorsNotCrashes) {
   test::TempDir t;
   const std::string d = t.path().string();
   Listing l = list_directory(d + "/missing", {});
-  EXPECT_NE(l.error.find("cannot read " + d + "/missing: No such file or directory"), std::string::npos) << l.error;
+  EXPECT_NE(l.error.find("cannot read " + d + "/missing: No such file or directory"), std::string::npos)
+      << l.error;
   EXPECT_TRUE(l.entries.empty());
   touch(d + "/file");
   l = list_directory(d + "/file", {});
@@ -102,10 +103,11 @@ TEST(FileChooser, UnreadableAndMissingFoldersAreErrorsNotCrashes) {
 
 TEST(FileChooser, NamesThatAreNotUtf8AreEscaped) {
   EXPECT_EQ(escape_name("plain.gguf"), "plain.gguf");
-  EXPECT_EQ(escape_name("caf\xC3\xA9 \xE6\xA8\xA1\xE5\x9E\x8B.gguf"), "caf\xC3\xA9 \xE6\xA8\xA1\xE5\x9E\x8B.gguf");
+  EXPECT_EQ(escape_name("caf\xC3\xA9 \xE6\xA8\xA1\xE5\x9E\x8B.gguf"),
+            "caf\xC3\xA9 \xE6\xA8\xA1\xE5\x9E\x8B.gguf");
   EXPECT_EQ(escape_name("bad\xFF\xFEname"), "bad\\xFF\\xFEname");
-  EXPECT_EQ(escape_name("latin1-caf\xE9.gguf"), "latin1-caf\\xE9.gguf");         // a lone lead byte
-  EXPECT_EQ(escape_name("\xC0\xAF overlong"), "\\xC0\\xAF overlong");            // overlong '/'
+  EXPECT_EQ(escape_name("latin1-caf\xE9.gguf"), "latin1-caf\\xE9.gguf");          // a lone lead byte
+  EXPECT_EQ(escape_name("\xC0\xAF overlong"), "\\xC0\\xAF overlong");             // overlong '/'
   EXPECT_EQ(escape_name("\xED\xA0\x80 surrogate"), "\\xED\\xA0\\x80 surrogate");  // U+D800
   EXPECT_EQ(escape_name("tab\there\nnl"), "tab\\x09here\\x0Anl");
   EXPECT_EQ(escape_name("trunc\xE6\xA8"), "trunc\\xE6\\xA8");
@@ -166,7 +168,8 @@ TEST(FileChooser, DesktopDialogCommandLines) {
   const auto k = dialog_command(DialogTool::kKdialog, ChooserMode::kOpenFile, "/m", "Open");
   EXPECT_EQ(k[3], "--getopenfilename");
   EXPECT_EQ(k[4], "/m");
-  EXPECT_EQ(dialog_command(DialogTool::kKdialog, ChooserMode::kFolder, "/m", "F")[3], "--getexistingdirectory");
+  EXPECT_EQ(dialog_command(DialogTool::kKdialog, ChooserMode::kFolder, "/m", "F")[3],
+            "--getexistingdirectory");
   EXPECT_TRUE(dialog_command(DialogTool::kBuiltin, ChooserMode::kFolder, "/m", "F").empty());
 }
 
@@ -253,8 +256,9 @@ TEST(FileChooser, DroppedFilesTheFirstGgufIsLoaded) {
   EXPECT_EQ(c.note, "2 files dropped: loading the first GGUF file, renamed.bin");
   c = choose_dropped({d + "/notes.txt"});
   EXPECT_TRUE(c.path.empty());
-  EXPECT_EQ(c.error, "notes.txt is not a GGUF model file (expected a .gguf file, such as a Qwen3.5 model "
-                     "converted to GGUF)");
+  EXPECT_EQ(c.error,
+            "notes.txt is not a GGUF model file (expected a .gguf file, such as a Qwen3.5 model "
+            "converted to GGUF)");
   c = choose_dropped({d + "/notes.txt", d + "/folder.gguf", d + "/x\xFF", d + "/y", d + "/z"});
   EXPECT_EQ(c.error.substr(0, 52), "notes.txt, folder.gguf, x\\xFF and 2 more are not a G");
   EXPECT_EQ(choose_dropped({}).error, "nothing was dropped");

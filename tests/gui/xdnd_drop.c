@@ -37,7 +37,8 @@ static void append_uri(char** list, size_t* len, const char* path) {
   *list = realloc(*list, need);
   *len += (size_t)sprintf(*list + *len, "file://");
   for (const unsigned char* p = (const unsigned char*)path; *p; ++p) {
-    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("/._-", *p)) {
+    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+        strchr("/._-", *p)) {
       (*list)[(*len)++] = (char)*p;
     } else {
       *len += (size_t)sprintf(*list + *len, "%%%02X", *p);
@@ -75,7 +76,8 @@ int main(int argc, char** argv) {
   int format;
   unsigned long n, after;
   unsigned char* data = NULL;
-  if (XGetWindowProperty(dpy, target, aware, 0, 1, False, XA_ATOM, &type, &format, &n, &after, &data) != Success ||
+  if (XGetWindowProperty(dpy, target, aware, 0, 1, False, XA_ATOM, &type, &format, &n, &after, &data) !=
+          Success ||
       n == 0) {
     fprintf(stderr, "xdnd_drop: window 0x%lx is not XdndAware\n", (unsigned long)target);
     return 1;
