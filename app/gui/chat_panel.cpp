@@ -62,7 +62,7 @@ void ChatPanel::messages(UiContext& ctx) {
     ImGui::SetCursorPosX(ImGui::GetCursorPosX() + column.offset);
     ImGui::BeginGroup();
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + column.width);
-    if (welcome_.draw(ctx, input_)) focus_input_ = kFocusTries;
+    if (welcome_.draw(ctx, input_, column.width)) focus_input_ = kFocusTries;
     ImGui::Spacing();
     ImGui::TextColored(ctx.theme.text_muted,
                        "Ctrl+N new chat · Ctrl+K search · Ctrl+E export · Ctrl+O open a model · Esc stops a reply");

@@ -20,11 +20,12 @@ bool WelcomePanel::is_default(const ModelFacts& f) {
   return is_default_;
 }
 
-bool WelcomePanel::draw(UiContext& ctx, std::string& composer) {
+bool WelcomePanel::draw(UiContext& ctx, std::string& composer, float width) {
   const float em = ctx.em();
   const ModelFacts* facts = ctx.model.facts ? &*ctx.model.facts : nullptr;
   const WelcomeText w = welcome_text(facts, facts && is_default(*facts));
   bool chosen = false;
+  const float right_edge = ImGui::GetCursorScreenPos().x + width;
   ImGui::Dummy(ImVec2(0, em));
   ImGui::PushFont(ctx.fonts.h2);
   ImGui::TextWrapped("%s", ctx.model.loading && !facts ? "Loading the model…" : w.title.c_str());
@@ -40,10 +41,11 @@ bool WelcomePanel::draw(UiContext& ctx, std::string& composer) {
     for (size_t i = 0; i < w.prompts.size(); ++i) {
       ImGui::PushID(static_cast<int>(i));
       // Side by side while they fit in the line.
-      const float width = ImGui::CalcTextSize(w.prompts[i].c_str()).x + ImGui::GetStyle().FramePadding.x * 2;
+      const float button_w =
+          ImGui::CalcTextSize(w.prompts[i].c_str()).x + ImGui::GetStyle().FramePadding.x * 2;
       if (i > 0) {
-        const float right = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width;
-        if (right < ImGui::GetWindowPos().x + ImGui::GetContentRegionMax().x) ImGui::SameLine();
+        const float right = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + button_w;
+        if (right < right_edge) ImGui::SameLine();
       }
       if (ImGui::Button(w.prompts[i].c_str())) {
         composer = w.prompts[i];

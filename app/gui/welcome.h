@@ -14,9 +14,9 @@ namespace qc::gui {
 
 class WelcomePanel {
  public:
-  // Draws into the chat's message area; an example prompt clicked replaces `composer`: returns true then
-  // (the chat panel focuses its input).
-  bool draw(UiContext& ctx, std::string& composer);
+  // Draws into the chat's message area, `width` wide (the reading column); an example prompt clicked
+  // replaces `composer`: returns true then (the chat panel focuses its input).
+  bool draw(UiContext& ctx, std::string& composer, float width);
 
  private:
   bool is_default(const ModelFacts& f);
