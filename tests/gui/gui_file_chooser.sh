@@ -1,6 +1,7 @@
 #!/bin/bash
 # The model file chooser and the welcome panel under Xvfb (#14). First start on an empty database with the
-# bundled default model: the chat shows the welcome panel (capture kept). Then the built-in browser
+# bundled default model: the chat shows the welcome panel (capture kept); its first example prompt, clicked,
+# fills the message box and Enter sends it. Then the built-in browser
 # (QWENCHAT_FILE_DIALOG=builtin: zenity may be missing, and a desktop dialog cannot be driven here) is
 # opened with Ctrl+O and driven by the keyboard only: a folder typed in the path bar, Down/Enter into a
 # sub-folder, Backspace back up (the folder just left is selected again), Enter into it again, Down/Enter
@@ -14,7 +15,7 @@
 # missing).
 set -u
 APP=$1 MKMODEL=$2 ART=$3 DROP=${4:-}
-for tool in Xvfb xdotool identify convert python3; do
+for tool in Xvfb xdotool identify convert python3 sqlite3; do
   command -v "$tool" > /dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
 done
 WORK=$(mktemp -d /tmp/qwenchat-gui-chooser.XXXXXX)
@@ -57,9 +58,15 @@ not_blank() {  # the capture has something drawn on it
 }
 key() { xdotool key "$@"; sleep 0.4; }
 
-# 1. The welcome panel of the first start.
+# 1. The welcome panel of the first start; its first example prompt (a button at a fixed place for this
+# window size and font: 1400x900, UI scale 1) fills the message box, and Enter sends it.
 capture welcome
 not_blank "$ART/welcome_chat.png"
+xdotool mousemove 352 321 click 1; sleep 0.5
+xdotool mousemove 5 5
+xdotool keydown Return; sleep 0.2; xdotool keyup Return  # held: ImGui 1.86 samples keys once per frame
+wait_for 30 test "$(sqlite3 "$WORK/chat.db" "SELECT count(*) FROM messages WHERE role='user' AND content='What is 27 + 45?'")" = 1 ||
+  fail "the example prompt was not sent (user messages: $(sqlite3 "$WORK/chat.db" "SELECT content FROM messages WHERE role='user'"))"
 
 # 2. Ctrl+O: the built-in browser; the path bar has the focus with its text selected.
 key ctrl+o
