@@ -127,14 +127,16 @@ fi
 echo "$recent" | grep -q notes.txt && fail "the refused file entered the recent list"
 
 # 5. The desktop's dialog: a stand-in zenity on PATH (the real one cannot be driven here) that logs its
-# arguments and answers as $WORK/zenity.mode says. The window keeps drawing while it is open (captures are
-# taken then); its path loads; Cancel changes nothing; a failure opens the built-in browser.
+# arguments and answers as $WORK/zenity.mode says ("pick": once $WORK/zenity.go exists). The window keeps
+# drawing while it is open (a capture completes then); its path loads; Cancel changes nothing; a failure
+# opens the built-in browser.
 mkdir -p "$WORK/bin"
 {
   echo '#!/bin/sh'
   echo "printf '%s\\n' \"\$@\" > '$WORK/zenity.args'"
   echo "case \$(cat '$WORK/zenity.mode') in"
-  echo "  pick) sleep 3; echo '$WORK/models/inner/picked.gguf'; exit 0 ;;"
+  echo "  pick) for i in \$(seq 600); do [ -f '$WORK/zenity.go' ] && break; sleep 0.1; done"
+  echo "        echo '$WORK/models/inner/picked.gguf'; exit 0 ;;"
   echo "  cancel) exit 1 ;;"
   echo "  *) echo 'zenity: cannot open display' >&2; exit 255 ;;"
   echo "esac"
@@ -148,11 +150,12 @@ sleep 0.5
 echo pick > "$WORK/zenity.mode"
 key ctrl+o
 capture zenity_open  # frames go on while the dialog runs (a capture takes several)
-[ -f "$WORK/zenity.args" ] || fail "zenity was not run"
+wait_for 10 test -f "$WORK/zenity.args" || fail "zenity was not run"
 grep -qx -- "--file-selection" "$WORK/zenity.args" || fail "zenity was not run with --file-selection: $(cat "$WORK/zenity.args")"
 grep -qx -- "--filename=$WORK/drop me/" "$WORK/zenity.args" || fail "zenity did not start in the model's folder: $(cat "$WORK/zenity.args")"
 grep -q -- "--file-filter=GGUF" "$WORK/zenity.args" || fail "zenity got no GGUF filter"
 xdotool search --name '^qwenchat · dropped.gguf$' > /dev/null || fail "the model changed before zenity answered"
+touch "$WORK/zenity.go"  # now it answers
 wait_for 60 xdotool search --name '^qwenchat · picked.gguf$' || fail "the model zenity answered did not load"
 echo cancel > "$WORK/zenity.mode"
 key ctrl+o
