@@ -244,8 +244,10 @@ void App::shortcuts() {
     if (ctrl && k.key == GLFW_KEY_B) toggle_sidebar();
     if (ctrl && k.key == GLFW_KEY_I) toggle_inspector();
     if (ctrl && k.key == GLFW_KEY_Q) glfwSetWindowShouldClose(glfwGetCurrentContext(), 1);
-    // Esc in the search box clears the search; anywhere else it stops the reply being written.
-    if (k.key == GLFW_KEY_ESCAPE && !sidebar_.escape() && chat_->streaming()) chat_->stop();
+    // Esc in the search box clears the search; in a popup (the file browser, the export dialog) it closes
+    // the popup; anywhere else it stops the reply being written.
+    const bool popup = ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId);
+    if (k.key == GLFW_KEY_ESCAPE && !popup && !sidebar_.escape() && chat_->streaming()) chat_->stop();
     if (k.key == GLFW_KEY_F12 && shots_.enabled()) notices_.check(shots_.start(), "captures");
   }
   key_presses_.clear();
