@@ -105,7 +105,7 @@ App::~App() {
 }
 
 UiContext App::context() {
-  return UiContext{*worker_, *chat_, store_,    config_,   model_,        diag_,
+  return UiContext{*worker_, *chat_, store_,    config_,   model_, diag_,
                    fonts_,   theme_, notices_, requests_, now_s_, api_.status(), &frame_keys_};
 }
 

@@ -65,7 +65,8 @@ void ChatPanel::messages(UiContext& ctx) {
     if (welcome_.draw(ctx, input_, column.width)) focus_input_ = kFocusTries;
     ImGui::Spacing();
     ImGui::TextColored(ctx.theme.text_muted,
-                       "Ctrl+N new chat · Ctrl+K search · Ctrl+E export · Ctrl+O open a model · Esc stops a reply");
+                       "Ctrl+N new chat · Ctrl+K search · Ctrl+E export · Ctrl+O open a model · "
+                       "Esc stops a reply");
     ImGui::PopTextWrapPos();
     ImGui::EndGroup();
     ImGui::EndChild();
