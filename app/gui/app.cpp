@@ -106,7 +106,7 @@ App::~App() {
 
 UiContext App::context() {
   return UiContext{*worker_, *chat_, store_,    config_,   model_, diag_,
-                   fonts_,   theme_, notices_, requests_, now_s_, api_.status()};
+                   fonts_,   theme_, notices_, requests_, now_s_, api_.status(), &frame_keys_};
 }
 
 void App::start() {
@@ -228,17 +228,26 @@ void App::on_key(int key, int action, int mods) {
   if (action == GLFW_PRESS) key_presses_.push_back({key, mods});
 }
 
+void App::on_drop(int count, const char** paths) {
+  for (int i = 0; i < count; ++i) dropped_.emplace_back(paths[i]);
+}
+
 void App::shortcuts() {
+  frame_keys_.clear();
+  for (const KeyPress& k : key_presses_) frame_keys_.push_back(k.key);
   for (const KeyPress& k : key_presses_) {
     const bool ctrl = (k.mods & GLFW_MOD_CONTROL) != 0;
     if (ctrl && k.key == GLFW_KEY_N) requests_.new_conversation = true;
     if (ctrl && k.key == GLFW_KEY_K) requests_.open_search = true;
     if (ctrl && k.key == GLFW_KEY_E) requests_.open_export = true;
+    if (ctrl && k.key == GLFW_KEY_O) requests_.open_model_chooser = true;
     if (ctrl && k.key == GLFW_KEY_B) toggle_sidebar();
     if (ctrl && k.key == GLFW_KEY_I) toggle_inspector();
     if (ctrl && k.key == GLFW_KEY_Q) glfwSetWindowShouldClose(glfwGetCurrentContext(), 1);
-    // Esc in the search box clears the search; anywhere else it stops the reply being written.
-    if (k.key == GLFW_KEY_ESCAPE && !sidebar_.escape() && chat_->streaming()) chat_->stop();
+    // Esc in the search box clears the search; in a popup (the file browser, the export dialog) it closes
+    // the popup; anywhere else it stops the reply being written.
+    const bool popup = ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId);
+    if (k.key == GLFW_KEY_ESCAPE && !popup && !sidebar_.escape() && chat_->streaming()) chat_->stop();
     if (k.key == GLFW_KEY_F12 && shots_.enabled()) notices_.check(shots_.start(), "captures");
   }
   key_presses_.clear();
@@ -323,6 +332,11 @@ void App::handle_requests() {
   }
   if (requests_.open_search) sidebar_.focus_search();
   if (requests_.open_export) export_dialog_.open(ctx);
+  if (requests_.open_model_chooser) model_panel_.open_chooser(ctx);
+  if (!dropped_.empty()) {
+    model_panel_.on_drop(ctx, dropped_);
+    dropped_.clear();
+  }
   if (requests_.rebuild_fonts) {
     ImGui_ImplOpenGL3_DestroyFontsTexture();
     fonts_ = load_fonts(config_.settings.ui_scale);
@@ -341,7 +355,8 @@ void App::handle_requests() {
   if (const chat::MessageId jump = sidebar_.take_jump()) chat_panel_.scroll_to(jump);
   // A request takes effect in the next frame (a focus, a popup): draw it now rather than at the next
   // input event, or the first key typed after Ctrl+K would land before the search box has the focus.
-  if (requests_.open_search || requests_.new_conversation || requests_.open_export) glfwPostEmptyEvent();
+  if (requests_.open_search || requests_.new_conversation || requests_.open_export || requests_.open_model_chooser)
+    glfwPostEmptyEvent();
   requests_ = AppRequests{};
 }
 
@@ -435,6 +450,7 @@ void App::layout() {
   }
   ImGui::End();
   export_dialog_.draw(ctx);
+  model_panel_.draw_chooser(ctx);
 }
 
 float App::splitter(const char* id, float x, float y, float w, float h) {
@@ -469,6 +485,7 @@ void App::menu_bar() {
   if (ImGui::BeginMenu("File")) {
     if (ImGui::MenuItem("New chat", "Ctrl+N")) requests_.new_conversation = true;
     if (ImGui::MenuItem("Search", "Ctrl+K")) requests_.open_search = true;
+    if (ImGui::MenuItem("Open model…", "Ctrl+O")) requests_.open_model_chooser = true;
     if (ImGui::MenuItem("Export…", "Ctrl+E")) requests_.open_export = true;
     ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) glfwSetWindowShouldClose(glfwGetCurrentContext(), 1);

@@ -45,6 +45,8 @@ class App {
   // edges rather than ImGui's key state: ImGui 1.86 samples key state once per frame, so a press and
   // release that arrive together (a fast typist, xdotool) would be missed.
   void on_key(int key, int action, int mods);
+  // GLFW drop callback: the paths are handled in the next frame (ModelPanel::on_drop).
+  void on_drop(int count, const char** paths);
   const AppConfig& config() const { return config_; }
 
  private:
@@ -89,6 +91,8 @@ class App {
     int mods = 0;
   };
   std::vector<KeyPress> key_presses_;  // since the last frame
+  std::vector<int> frame_keys_;        // this frame's presses, for the panels (UiContext::keys)
+  std::vector<std::string> dropped_;   // files dropped since the last frame
   std::string title_;
   double now_s_ = 0;
   double config_saved_at_ = 0;

@@ -57,10 +57,18 @@ void ChatPanel::messages(UiContext& ctx) {
   ImGui::BeginChild("messages", ImVec2(0, -input_h), false);
   const chat::ChatTree* tree = ctx.chat.tree();
   if (tree == nullptr || tree->messages.empty()) {
-    ImGui::Dummy(ImVec2(0, ctx.em() * 2));
-    ImGui::TextColored(ctx.theme.text_muted, "Type a message below and press Enter.");
+    // The welcome panel (welcome.h): the model, example prompts, how to load a real one.
+    const ReadingColumn column = reading_column(ImGui::GetContentRegionAvail().x, ctx.config.settings.ui_scale);
+    ImGui::SetCursorPosX(ImGui::GetCursorPosX() + column.offset);
+    ImGui::BeginGroup();
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + column.width);
+    if (welcome_.draw(ctx, input_, column.width)) focus_input_ = kFocusTries;
+    ImGui::Spacing();
     ImGui::TextColored(ctx.theme.text_muted,
-                       "Ctrl+N new chat · Ctrl+K search · Ctrl+E export · Esc stops a reply");
+                       "Ctrl+N new chat · Ctrl+K search · Ctrl+E export · Ctrl+O open a model · "
+                       "Esc stops a reply");
+    ImGui::PopTextWrapPos();
+    ImGui::EndGroup();
     ImGui::EndChild();
     return;
   }

@@ -11,6 +11,7 @@
 #include "markdown_view.h"
 #include "message_view.h"
 #include "ui_context.h"
+#include "welcome.h"
 
 namespace qc::gui {
 
@@ -38,6 +39,7 @@ class ChatPanel {
   size_t last_message_count_ = 0;
   bool was_streaming_ = false;
   MessageView message_view_;
+  WelcomePanel welcome_;  // an empty conversation's content
   MarkdownCache cache_;
   chat::ConversationId cache_for_ = -1;
   // Virtualised drawing: each message's height when it was last drawn (with the width and text size it

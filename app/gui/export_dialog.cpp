@@ -77,10 +77,18 @@ void ExportDialog::draw(UiContext& ctx) {
   changed |= ImGui::RadioButton("Plain text", &format_, 2);
   if (changed) suggest_path(ctx);
   ImGui::TextUnformatted("Folder");
-  ImGui::SetNextItemWidth(-ctx.em() * 5);
+  ImGui::SetNextItemWidth(-ctx.em() * 10);
   ImGui::InputText("##folder", &folder_);
   ImGui::SameLine();
+  if (ImGui::Button("Browse…", ImVec2(ctx.em() * 5, 0)))
+    folder_chooser_.open(files::ChooserMode::kFolder, folder_, "Choose the export folder");
+  ImGui::SameLine();
   if (ImGui::Button("Home", ImVec2(-1, 0))) folder_ = default_folder();
+  // The folder browser is a popup of this one (or the desktop's dialog, waited for here).
+  if (const std::string w = folder_chooser_.waiting_text(); !w.empty())
+    text_wrapped_colored(ctx.theme.text_muted, "%s", w.c_str());
+  const bool choosing = folder_chooser_.is_open();  // its Esc is not this dialog's
+  if (std::optional<std::string> picked = folder_chooser_.draw(ctx)) folder_ = *picked;
   const std::string problem = export_folder_problem(folder_);
   if (!problem.empty()) text_wrapped_colored(ctx.theme.error, "%s: %s", folder_.c_str(), problem.c_str());
   ImGui::TextUnformatted("File name");
@@ -107,7 +115,7 @@ void ExportDialog::draw(UiContext& ctx) {
   }
   ImGui::EndDisabled();
   ImGui::SameLine();
-  if (ImGui::Button("Close") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
+  if (ImGui::Button("Close") || (!choosing && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))))
     ImGui::CloseCurrentPopup();
   ImGui::EndPopup();
 }

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "file_browser.h"
 #include "ui_context.h"
 
 namespace qc::gui {
@@ -26,6 +27,7 @@ class ExportDialog {
   std::string name_;
   std::string result_;
   bool result_error_ = false;
+  FileChooser folder_chooser_{"export_folder"};  // Browse…: folder mode
 };
 
 }  // namespace qc::gui

@@ -79,6 +79,9 @@ int run(int argc, char** argv) {
   glfwSetKeyCallback(window, [](GLFWwindow* w, int key, int, int action, int mods) {
     static_cast<qc::gui::App*>(glfwGetWindowUserPointer(w))->on_key(key, action, mods);
   });
+  glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
+    static_cast<qc::gui::App*>(glfwGetWindowUserPointer(w))->on_drop(count, paths);
+  });
   ImGui_ImplGlfw_InitForOpenGL(window, true);  // chains to the key callback above
   ImGui_ImplOpenGL3_Init("#version 150");
 

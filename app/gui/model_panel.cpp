@@ -100,9 +100,14 @@ void ModelPanel::file_section(UiContext& ctx) {
   ImGui::PushFont(ctx.fonts.bold);
   ImGui::TextUnformatted("Model file (GGUF)");
   ImGui::PopFont();
-  ImGui::SetNextItemWidth(-ctx.em() * 4.5f);
+  ImGui::SetNextItemWidth(-ctx.em() * 9.5f);
   const bool enter =
       ImGui::InputTextWithHint("##path", "/path/to/model.gguf", &path_, ImGuiInputTextFlags_EnterReturnsTrue);
+  ImGui::SameLine();
+  ImGui::BeginDisabled(ctx.model.loading || chooser_.is_open());
+  if (ImGui::Button("Browse…", ImVec2(ctx.em() * 4.5f, 0))) open_chooser(ctx);
+  ImGui::EndDisabled();
+  item_tooltip("choose a .gguf file (Ctrl+O); a file dropped on the window loads too");
   ImGui::SameLine();
   ImGui::BeginDisabled(ctx.model.loading || path_.empty());
   if (ImGui::Button("Load", ImVec2(-1, 0)) || (enter && !path_.empty())) load(ctx, path_);
@@ -119,6 +124,11 @@ void ModelPanel::file_section(UiContext& ctx) {
   } else if (!path_.empty()) {
     text_wrapped_colored(ctx.theme.warning, "no such file");
   }
+  if (const std::string w = chooser_.waiting_text(); !w.empty())
+    text_wrapped_colored(ctx.theme.text_muted, "%s", w.c_str());
+  // A refused drop or pick; not when the estimate line above already says why the path cannot load.
+  if (!choose_error_.empty() && choose_error_path_ != path_)
+    text_wrapped_colored(ctx.theme.error, "%s", choose_error_.c_str());
   if (ctx.model.facts && !ctx.model.loading) {
     if (ImGui::Button("Unload")) ctx.worker.post(UnloadModelCommand{});
     item_tooltip("frees its memory (the GPU's too); load one again to chat");
@@ -144,6 +154,57 @@ void ModelPanel::file_section(UiContext& ctx) {
     }
     ImGui::EndDisabled();
   }
+}
+
+void ModelPanel::open_chooser(UiContext& ctx) {
+  if (ctx.model.loading) {
+    ctx.notices.info("a model is loading; open another one when it is done");
+    return;
+  }
+  chooser_.open(files::ChooserMode::kOpenFile, path_, "Open a model file (GGUF)");
+}
+
+void ModelPanel::draw_chooser(UiContext& ctx) {
+  if (std::optional<std::string> p = chooser_.draw(ctx)) choose(ctx, *p, "Chosen");
+}
+
+void ModelPanel::on_drop(UiContext& ctx, const std::vector<std::string>& paths) {
+  const files::DropChoice d = files::choose_dropped(paths);
+  if (d.path.empty()) {
+    choose_error_ = "Dropped: " + d.error;
+    choose_error_path_.clear();
+    ctx.notices.error(choose_error_);
+    return;
+  }
+  if (!d.note.empty()) ctx.notices.info(d.note);
+  choose(ctx, d.path, "Dropped");
+}
+
+void ModelPanel::choose(UiContext& ctx, const std::string& path, const std::string& how) {
+  const std::string name = files::escape_name(std::filesystem::path(path).filename().string());
+  if (ctx.model.loading) {
+    choose_error_ = how + " " + name + ": a model is loading; try again when it is done";
+    choose_error_path_.clear();
+    ctx.notices.error(choose_error_);
+    return;
+  }
+  path_ = path;
+  path_initialised_ = true;
+  EngineOptions o;
+  o.model_path = path;
+  o.n_ctx = ctx.config.settings.engine().n_ctx;
+  auto kind = parse_backend_kind(ctx.config.backend);
+  o.backend = kind.ok() ? *kind : BackendKind::kCpu;
+  const Result<LoadEstimate> e = estimate_load(o);
+  if (!e.ok()) {  // not a GGUF, or one of an architecture this app does not run: the previous model stays
+    choose_error_ = how + " " + name + ": not a model this app can load: " + e.error().message;
+    choose_error_path_ = path;
+    ctx.notices.error(choose_error_);
+    return;
+  }
+  choose_error_.clear();
+  ctx.notices.info(how + " " + name + ": loading (memory estimate " + format_bytes(e->total_bytes()) + ")");
+  load(ctx, path);
 }
 
 void ModelPanel::estimate(UiContext& ctx) {

@@ -5,7 +5,9 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "file_browser.h"
 #include "qwenchat/engine.h"
 #include "ui_context.h"
 
@@ -19,6 +21,16 @@ class ModelPanel {
   // Connects to the configured remote endpoint (config.remote_url/remote_model, the key typed here or
   // QWENCHAT_REMOTE_API_KEY); the endpoint then runs every reply.
   static void connect(UiContext& ctx);
+  // The model file chooser (Browse…, Ctrl+O, File > Open model…, the welcome panel): open it, and draw it
+  // every frame (App, at the top level: it works with the inspector hidden).
+  void open_chooser(UiContext& ctx);
+  void draw_chooser(UiContext& ctx);
+  // Files dropped on the window (glfwSetDropCallback): the first .gguf is chosen (files::choose_dropped).
+  void on_drop(UiContext& ctx, const std::vector<std::string>& paths);
+  // A file picked in the chooser or dropped: it becomes the path, its header gives the memory estimate
+  // (a file that is not a model this app can load is reported and not loaded), then it loads. The recent
+  // list takes it only once it has loaded.
+  void choose(UiContext& ctx, const std::string& path, const std::string& how);
 
  private:
   void file_section(UiContext& ctx);
@@ -33,6 +45,9 @@ class ModelPanel {
   bool path_initialised_ = false;
   std::string estimate_key_;  // path, context, backend and mtime the estimate is for
   std::optional<Result<LoadEstimate>> estimate_;
+  FileChooser chooser_{"model_file"};
+  std::string choose_error_;       // the last dropped or picked file that could not be loaded, shown in the tab
+  std::string choose_error_path_;  // its path (empty: a drop with no model file in it)
 };
 
 }  // namespace qc::gui

@@ -2,8 +2,10 @@
 // diagnostics state, fonts and theme, and the notice line. Owned by App; panels get a reference per frame.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "app_config.h"
 #include "chat_controller.h"
@@ -46,6 +48,7 @@ struct AppRequests {
   bool apply_theme = false;
   bool open_export = false;
   bool open_search = false;
+  bool open_model_chooser = false;  // Ctrl+O, File > Open model…, the welcome panel's button
   bool new_conversation = false;
   bool apply_api_server = false;  // the API server setting or port changed
 };
@@ -63,6 +66,13 @@ struct UiContext {
   AppRequests& requests;
   double now_s = 0;
   std::string api_status;  // ApiHost::status(), shown in Settings
+  // This frame's key presses (GLFW key codes) from the key callback: ImGui 1.86 misses a press and release
+  // that arrive within one frame (App::on_key), so list keyboard navigation reads these.
+  const std::vector<int>* keys = nullptr;
+
+  bool pressed(int glfw_key) const {
+    return keys != nullptr && std::find(keys->begin(), keys->end(), glfw_key) != keys->end();
+  }
 
   float em() const { return fonts.size; }  // sizes are multiples of the font size (STYLE.md)
   ReplySetup reply_setup() const {
