@@ -149,7 +149,11 @@ class Builder {
         cell_ = nullptr;
         return;
       default:
-        if (!stack_.empty()) stack_.pop_back();
+        if (!stack_.empty()) {
+          Block* b = stack_.back();
+          if (b->kind == BlockKind::kCode) b->code_spans = hl::highlight(b->code, hl::lang_from_label(b->lang));
+          stack_.pop_back();
+        }
         return;
     }
   }

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "highlight.h"
+
 namespace qc::gui::md {
 
 enum SpanStyle : uint8_t {
@@ -51,6 +53,7 @@ struct Block {
   int task = 0;
   std::string lang;
   std::string code;
+  std::vector<hl::Span> code_spans;  // kCode: the syntax highlight of `code` (highlight.h), from `lang`
   std::vector<Block> children;
   std::vector<std::vector<std::vector<Span>>> rows;  // [row][column] -> spans
   int header_rows = 0;

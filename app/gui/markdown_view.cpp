@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <string_view>
 
+#include "code_view.h"
 #include "widgets.h"
 
 namespace qc::gui {
@@ -170,11 +171,7 @@ void draw_code(const md::Block& b, const MarkdownStyle& st) {
                                style.FramePadding.x * 2 + ImGui::GetScrollX(),
                            0.0f));
   if (ImGui::SmallButton("Copy")) ImGui::SetClipboardText(std::string(code).c_str());
-  ImGui::PushFont(mono);
-  ImGui::PushStyleColor(ImGuiCol_Text, st.theme->code_text);
-  ImGui::TextUnformatted(code.data(), code.data() + code.size());
-  ImGui::PopStyleColor();
-  ImGui::PopFont();
+  draw_code_text(mono, code, b.code_spans, *st.theme, size);
   ImGui::EndChild();
   ImGui::PopStyleColor();
 }
