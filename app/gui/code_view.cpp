@@ -33,6 +33,10 @@ ImVec4 syntax_color(hl::Kind kind, const Theme& theme) {
   return theme.code_text;
 }
 
+ImVec4 math_color(const Theme& theme) {
+  return theme.dark ? ImVec4(0.50f, 0.84f, 0.80f, 1.0f) : ImVec4(0.00f, 0.42f, 0.45f, 1.0f);
+}
+
 void draw_code_text(ImFont* mono, std::string_view code, const std::vector<hl::Span>& spans, const Theme& theme,
                     const ImVec2& size) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();

@@ -16,6 +16,9 @@ namespace qc::gui {
 
 ImVec4 syntax_color(hl::Kind kind, const Theme& theme);
 
+// Math converted to text (latex_text.h) in the text: a teal apart from text, links and code.
+ImVec4 math_color(const Theme& theme);
+
 // Draws `code` at the cursor (plain bytes in theme.code_text) and reserves `size` (the text's size in
 // `mono`, as CalcTextSizeA measures it) with one Dummy item.
 void draw_code_text(ImFont* mono, std::string_view code, const std::vector<hl::Span>& spans, const Theme& theme,

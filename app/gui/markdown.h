@@ -20,13 +20,15 @@ enum SpanStyle : uint8_t {
   kCode = 1 << 2,      // `a`
   kStrike = 1 << 3,    // ~~a~~
   kLink = 1 << 4,      // [a](url), <url>, bare www./http links
+  kMath = 1 << 5,         // $a$ \(a\): text is the Unicode rendering (latex_text.h), url the LaTeX source
+  kMathDisplay = 1 << 6,  // with kMath: $$a$$ \[a\], drawn centred on a line of its own
 };
 
 // A run of inline text with one style. A hard line break is a span with text "\n".
 struct Span {
   std::string text;
   uint8_t style = kPlain;
-  std::string url;  // kLink
+  std::string url;  // kLink: the address; kMath: the source with its delimiters
   bool operator==(const Span&) const = default;
 };
 
@@ -64,7 +66,10 @@ struct Document {
   std::vector<Block> blocks;
 };
 
-// Never fails: text md4c cannot make sense of stays text.
+// Never fails: text md4c cannot make sense of stays text. Math ($...$, \(...\), $$...$$, \[...\]) is
+// found before md4c sees the text (tex::find_math: Markdown escapes would eat its backslashes) and
+// stands in it as a placeholder (U+E000, index, U+E001); afterwards each placeholder becomes a kMath span,
+// or its source again where it landed in code or HTML.
 Document parse(std::string_view markdown);
 
 // The plain text of spans (for copy buttons and tests).
