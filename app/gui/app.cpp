@@ -106,7 +106,7 @@ App::~App() {
 
 UiContext App::context() {
   return UiContext{*worker_, *chat_, store_,    config_,   model_, diag_,
-                   fonts_,   theme_, notices_, requests_, now_s_, api_.status()};
+                   fonts_,   theme_, notices_, requests_, now_s_, api_.status(), key_copy_, key_escape_};
 }
 
 void App::start() {
@@ -229,8 +229,11 @@ void App::on_key(int key, int action, int mods) {
 }
 
 void App::shortcuts() {
+  key_copy_ = key_escape_ = false;
   for (const KeyPress& k : key_presses_) {
     const bool ctrl = (k.mods & GLFW_MOD_CONTROL) != 0;
+    key_copy_ = key_copy_ || (ctrl && (k.key == GLFW_KEY_C || k.key == GLFW_KEY_INSERT));
+    key_escape_ = key_escape_ || k.key == GLFW_KEY_ESCAPE;
     if (ctrl && k.key == GLFW_KEY_N) requests_.new_conversation = true;
     if (ctrl && k.key == GLFW_KEY_K) requests_.open_search = true;
     if (ctrl && k.key == GLFW_KEY_E) requests_.open_export = true;

@@ -89,6 +89,7 @@ class App {
     int mods = 0;
   };
   std::vector<KeyPress> key_presses_;  // since the last frame
+  bool key_copy_ = false, key_escape_ = false;  // this frame's, for UiContext
   std::string title_;
   double now_s_ = 0;
   double config_saved_at_ = 0;

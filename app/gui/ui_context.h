@@ -63,6 +63,10 @@ struct UiContext {
   AppRequests& requests;
   double now_s = 0;
   std::string api_status;  // ApiHost::status(), shown in Settings
+  // Keys pressed this frame, from GLFW's key callback (ImGui 1.86 loses a press and release that arrive
+  // between two frames, as xdotool's and fast taps do).
+  bool key_copy = false;  // Ctrl+C or Ctrl+Insert
+  bool key_escape = false;
 
   float em() const { return fonts.size; }  // sizes are multiples of the font size (STYLE.md)
   ReplySetup reply_setup() const {
