@@ -105,8 +105,8 @@ App::~App() {
 }
 
 UiContext App::context() {
-  return UiContext{*worker_, *chat_, store_,    config_,   model_, diag_,
-                   fonts_,   theme_, notices_, requests_, now_s_, api_.status(), key_copy_, key_escape_};
+  return UiContext{*worker_, *chat_,   store_,    config_, model_,        diag_,     fonts_,
+                   theme_,   notices_, requests_, now_s_,  api_.status(), key_copy_, key_escape_};
 }
 
 void App::start() {

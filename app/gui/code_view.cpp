@@ -37,8 +37,8 @@ ImVec4 math_color(const Theme& theme) {
   return theme.dark ? ImVec4(0.50f, 0.84f, 0.80f, 1.0f) : ImVec4(0.00f, 0.42f, 0.45f, 1.0f);
 }
 
-void draw_code_text(ImFont* mono, std::string_view code, const std::vector<hl::Span>& spans, const Theme& theme,
-                    const ImVec2& size) {
+void draw_code_text(ImFont* mono, std::string_view code, const std::vector<hl::Span>& spans,
+                    const Theme& theme, const ImVec2& size) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float lh = mono->FontSize;  // TextUnformatted's line step, so the box keeps its height

@@ -21,7 +21,7 @@ ImVec4 math_color(const Theme& theme);
 
 // Draws `code` at the cursor (plain bytes in theme.code_text) and reserves `size` (the text's size in
 // `mono`, as CalcTextSizeA measures it) with one Dummy item.
-void draw_code_text(ImFont* mono, std::string_view code, const std::vector<hl::Span>& spans, const Theme& theme,
-                    const ImVec2& size);
+void draw_code_text(ImFont* mono, std::string_view code, const std::vector<hl::Span>& spans,
+                    const Theme& theme, const ImVec2& size);
 
 }  // namespace qc::gui

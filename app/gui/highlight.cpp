@@ -16,45 +16,49 @@ using Words = std::unordered_set<std::string_view>;
 struct Rules {
   Words keywords;
   Words types;
-  Words literals;                           // true, false, null, None...: drawn as numbers
-  std::array<std::string_view, 2> line{};   // line comment openers
-  bool hash_comment_after_space = false;    // '#' starts a comment only at a line start or after a blank
-  bool block_comment = false;               // /* */
-  bool nested_block = false;                // /* /* */ */ (Rust)
-  bool preproc_lines = false;               // '#' first on a line: the whole line (C, C++)
-  bool triple_quotes = false;               // """ and ''' strings over several lines (Python, Java """)
-  bool single_quote = true;                 // '...' is a string (or character) literal
-  bool rust_quote = false;                  // 'a' is a char, 'a a lifetime
-  bool backtick_multiline = false;          // `...` over several lines (JS templates, Go raw, shell)
-  bool quotes_multiline = false;            // "..." and '...' over several lines (shell)
-  bool single_quote_escapes = true;         // backslash escapes inside '...' (not in shell/SQL)
-  bool doubled_quote_escape = false;        // '' inside '...' (SQL)
-  bool capitalised_types = false;           // Name is a type (Rust, Java, JS/TS, Python)
-  bool dollar_vars = false;                 // $x ${x} $1 (shell)
-  bool dollar_in_names = false;             // JS identifiers
-  bool at_meta = false;                     // @decorator / @Annotation
-  bool rust_meta = false;                   // #[attr], #![attr], macro!
-  bool cpp_raw = false;                     // R"delim(...)delim"
-  bool rust_raw = false;                    // r"..." r#"..."#
-  bool keys = false;                        // JSON "key": / YAML key:
-  bool yaml = false;                        // YAML: anchors, aliases, block scalars left plain
-  bool case_insensitive = false;            // SQL keywords
+  Words literals;                          // true, false, null, None...: drawn as numbers
+  std::array<std::string_view, 2> line{};  // line comment openers
+  bool hash_comment_after_space = false;   // '#' starts a comment only at a line start or after a blank
+  bool block_comment = false;              // /* */
+  bool nested_block = false;               // /* /* */ */ (Rust)
+  bool preproc_lines = false;              // '#' first on a line: the whole line (C, C++)
+  bool triple_quotes = false;              // """ and ''' strings over several lines (Python, Java """)
+  bool single_quote = true;                // '...' is a string (or character) literal
+  bool rust_quote = false;                 // 'a' is a char, 'a a lifetime
+  bool backtick_multiline = false;         // `...` over several lines (JS templates, Go raw, shell)
+  bool quotes_multiline = false;           // "..." and '...' over several lines (shell)
+  bool single_quote_escapes = true;        // backslash escapes inside '...' (not in shell/SQL)
+  bool doubled_quote_escape = false;       // '' inside '...' (SQL)
+  bool capitalised_types = false;          // Name is a type (Rust, Java, JS/TS, Python)
+  bool dollar_vars = false;                // $x ${x} $1 (shell)
+  bool dollar_in_names = false;            // JS identifiers
+  bool at_meta = false;                    // @decorator / @Annotation
+  bool rust_meta = false;                  // #[attr], #![attr], macro!
+  bool cpp_raw = false;                    // R"delim(...)delim"
+  bool rust_raw = false;                   // r"..." r#"..."#
+  bool keys = false;                       // JSON "key": / YAML key:
+  bool yaml = false;                       // YAML: anchors, aliases, block scalars left plain
+  bool case_insensitive = false;           // SQL keywords
   bool punct = true;
 };
 
-Words words(std::initializer_list<std::string_view> list) { return Words(list.begin(), list.end()); }
+Words words(std::initializer_list<std::string_view> list) {
+  return Words(list.begin(), list.end());
+}
 
 const Rules& c_like(Lang lang) {
   static const Rules c = [] {
     Rules r;
-    r.keywords = words({"auto", "break", "case", "const", "continue", "default", "do", "else", "enum",
-                        "extern", "for", "goto", "if", "inline", "register", "restrict", "return", "sizeof",
-                        "static", "struct", "switch", "typedef", "union", "volatile", "while", "_Alignas",
-                        "_Alignof", "_Atomic", "_Bool", "_Generic", "_Noreturn", "_Static_assert",
-                        "_Thread_local"});
-    r.types = words({"char", "double", "float", "int", "long", "short", "signed", "unsigned", "void", "bool",
-                     "size_t", "ssize_t", "ptrdiff_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
-                     "uint16_t", "uint32_t", "uint64_t", "uintptr_t", "intptr_t", "FILE", "wchar_t"});
+    r.keywords = words({"auto",      "break",          "case",         "const",    "continue", "default",
+                        "do",        "else",           "enum",         "extern",   "for",      "goto",
+                        "if",        "inline",         "register",     "restrict", "return",   "sizeof",
+                        "static",    "struct",         "switch",       "typedef",  "union",    "volatile",
+                        "while",     "_Alignas",       "_Alignof",     "_Atomic",  "_Bool",    "_Generic",
+                        "_Noreturn", "_Static_assert", "_Thread_local"});
+    r.types = words({"char",      "double",   "float",   "int",     "long",     "short",     "signed",
+                     "unsigned",  "void",     "bool",    "size_t",  "ssize_t",  "ptrdiff_t", "int8_t",
+                     "int16_t",   "int32_t",  "int64_t", "uint8_t", "uint16_t", "uint32_t",  "uint64_t",
+                     "uintptr_t", "intptr_t", "FILE",    "wchar_t"});
     r.literals = words({"NULL", "true", "false"});
     r.line = {"//", ""};
     r.block_comment = true;
@@ -63,16 +67,26 @@ const Rules& c_like(Lang lang) {
   }();
   static const Rules cpp = [] {
     Rules r = c;
-    for (std::string_view k :
-         {"alignas", "alignof", "and", "asm", "catch", "class", "co_await", "co_return", "co_yield", "concept",
-          "consteval", "constexpr", "constinit", "const_cast", "decltype", "delete", "dynamic_cast", "explicit",
-          "export", "friend", "mutable", "namespace", "new", "noexcept", "not", "operator", "or", "override",
-          "final", "private", "protected", "public", "reinterpret_cast", "requires", "static_assert",
-          "static_cast", "template", "this", "thread_local", "throw", "try", "typeid", "typename", "using",
-          "virtual", "import", "module"})
+    for (std::string_view k : {"alignas",   "alignof",       "and",
+                               "asm",       "catch",         "class",
+                               "co_await",  "co_return",     "co_yield",
+                               "concept",   "consteval",     "constexpr",
+                               "constinit", "const_cast",    "decltype",
+                               "delete",    "dynamic_cast",  "explicit",
+                               "export",    "friend",        "mutable",
+                               "namespace", "new",           "noexcept",
+                               "not",       "operator",      "or",
+                               "override",  "final",         "private",
+                               "protected", "public",        "reinterpret_cast",
+                               "requires",  "static_assert", "static_cast",
+                               "template",  "this",          "thread_local",
+                               "throw",     "try",           "typeid",
+                               "typename",  "using",         "virtual",
+                               "import",    "module"})
       r.keywords.insert(k);
-    for (std::string_view t : {"char8_t", "char16_t", "char32_t", "string", "string_view", "vector", "map",
-                               "unordered_map", "set", "unique_ptr", "shared_ptr", "optional", "array", "span"})
+    for (std::string_view t :
+         {"char8_t", "char16_t", "char32_t", "string", "string_view", "vector", "map", "unordered_map", "set",
+          "unique_ptr", "shared_ptr", "optional", "array", "span"})
       r.types.insert(t);
     r.literals.insert("nullptr");
     r.cpp_raw = true;
@@ -80,12 +94,14 @@ const Rules& c_like(Lang lang) {
   }();
   static const Rules java = [] {
     Rules r;
-    r.keywords = words({"abstract", "assert", "break", "case", "catch", "class", "const", "continue", "default",
-                        "do", "else", "enum", "extends", "final", "finally", "for", "goto", "if", "implements",
-                        "import", "instanceof", "interface", "native", "new", "package", "private",
-                        "protected", "public", "return", "static", "strictfp", "super", "switch",
-                        "synchronized", "this", "throw", "throws", "transient", "try", "volatile", "while",
-                        "var", "record", "yield", "sealed", "permits"});
+    r.keywords =
+        words({"abstract",  "assert",  "break",     "case",    "catch",      "class",        "const",
+               "continue",  "default", "do",        "else",    "enum",       "extends",      "final",
+               "finally",   "for",     "goto",      "if",      "implements", "import",       "instanceof",
+               "interface", "native",  "new",       "package", "private",    "protected",    "public",
+               "return",    "static",  "strictfp",  "super",   "switch",     "synchronized", "this",
+               "throw",     "throws",  "transient", "try",     "volatile",   "while",        "var",
+               "record",    "yield",   "sealed",    "permits"});
     r.types = words({"boolean", "byte", "char", "double", "float", "int", "long", "short", "void"});
     r.literals = words({"true", "false", "null"});
     r.line = {"//", ""};
@@ -97,12 +113,13 @@ const Rules& c_like(Lang lang) {
   }();
   static const Rules go = [] {
     Rules r;
-    r.keywords = words({"break", "case", "chan", "const", "continue", "default", "defer", "else", "fallthrough",
-                        "for", "func", "go", "goto", "if", "import", "interface", "map", "package", "range",
-                        "return", "select", "struct", "switch", "type", "var"});
-    r.types = words({"bool", "byte", "complex64", "complex128", "error", "float32", "float64", "int", "int8",
-                     "int16", "int32", "int64", "rune", "string", "uint", "uint8", "uint16", "uint32",
-                     "uint64", "uintptr", "any"});
+    r.keywords = words({"break",  "case",        "chan", "const",   "continue", "default", "defer",
+                        "else",   "fallthrough", "for",  "func",    "go",       "goto",    "if",
+                        "import", "interface",   "map",  "package", "range",    "return",  "select",
+                        "struct", "switch",      "type", "var"});
+    r.types = words({"bool", "byte",  "complex64", "complex128", "error",  "float32", "float64",
+                     "int",  "int8",  "int16",     "int32",      "int64",  "rune",    "string",
+                     "uint", "uint8", "uint16",    "uint32",     "uint64", "uintptr", "any"});
     r.literals = words({"true", "false", "nil", "iota"});
     r.line = {"//", ""};
     r.block_comment = true;
@@ -111,12 +128,14 @@ const Rules& c_like(Lang lang) {
   }();
   static const Rules rust = [] {
     Rules r;
-    r.keywords = words({"as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum",
-                        "extern", "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
-                        "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait", "type",
-                        "unsafe", "use", "where", "while", "yield"});
-    r.types = words({"bool", "char", "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "str", "u8",
-                     "u16", "u32", "u64", "u128", "usize", "String", "Vec", "Option", "Result", "Box"});
+    r.keywords = words({"as",     "async", "await",  "break",  "const",  "continue", "crate", "dyn",
+                        "else",   "enum",  "extern", "fn",     "for",    "if",       "impl",  "in",
+                        "let",    "loop",  "match",  "mod",    "move",   "mut",      "pub",   "ref",
+                        "return", "self",  "Self",   "static", "struct", "super",    "trait", "type",
+                        "unsafe", "use",   "where",  "while",  "yield"});
+    r.types =
+        words({"bool", "char", "f32", "f64", "i8",   "i16",   "i32",    "i64", "i128",   "isize",  "str",
+               "u8",   "u16",  "u32", "u64", "u128", "usize", "String", "Vec", "Option", "Result", "Box"});
     r.literals = words({"true", "false", "None", "Some", "Ok", "Err"});
     r.line = {"//", ""};
     r.block_comment = true;
@@ -129,12 +148,14 @@ const Rules& c_like(Lang lang) {
   }();
   static const Rules js = [] {
     Rules r;
-    r.keywords = words({"async", "await", "break", "case", "catch", "class", "const", "continue", "debugger",
-                        "default", "delete", "do", "else", "export", "extends", "finally", "for", "from",
-                        "function", "if", "import", "in", "instanceof", "let", "new", "of", "return", "static",
-                        "super", "switch", "this", "throw", "try", "typeof", "var", "void", "while", "with",
-                        "yield", "as", "interface", "type", "enum", "implements", "private", "public",
-                        "protected", "readonly", "declare", "namespace", "abstract", "keyof", "satisfies"});
+    r.keywords = words({"async",     "await",      "break",   "case",     "catch",     "class",     "const",
+                        "continue",  "debugger",   "default", "delete",   "do",        "else",      "export",
+                        "extends",   "finally",    "for",     "from",     "function",  "if",        "import",
+                        "in",        "instanceof", "let",     "new",      "of",        "return",    "static",
+                        "super",     "switch",     "this",    "throw",    "try",       "typeof",    "var",
+                        "void",      "while",      "with",    "yield",    "as",        "interface", "type",
+                        "enum",      "implements", "private", "public",   "protected", "readonly",  "declare",
+                        "namespace", "abstract",   "keyof",   "satisfies"});
     r.types = words({"string", "number", "boolean", "any", "unknown", "never", "object", "bigint", "symbol"});
     r.literals = words({"true", "false", "null", "undefined", "NaN", "Infinity"});
     r.line = {"//", ""};
@@ -164,10 +185,11 @@ const Rules& c_like(Lang lang) {
 const Rules& rules(Lang lang) {
   static const Rules python = [] {
     Rules r;
-    r.keywords = words({"and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
-                        "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in",
-                        "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
-                        "with", "yield", "match", "case"});
+    r.keywords =
+        words({"and",    "as",   "assert", "async",  "await",    "break", "class", "continue", "def",
+               "del",    "elif", "else",   "except", "finally",  "for",   "from",  "global",   "if",
+               "import", "in",   "is",     "lambda", "nonlocal", "not",   "or",    "pass",     "raise",
+               "return", "try",  "while",  "with",   "yield",    "match", "case"});
     r.types = words({"int", "float", "str", "bytes", "bool", "list", "dict", "set", "tuple", "object", "type",
                      "complex", "frozenset", "bytearray"});
     r.literals = words({"True", "False", "None"});
@@ -179,10 +201,11 @@ const Rules& rules(Lang lang) {
   }();
   static const Rules shell = [] {
     Rules r;
-    r.keywords = words({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case",
-                        "esac", "in", "function", "return", "local", "export", "readonly", "declare", "set",
-                        "unset", "shift", "exit", "source", "alias", "break", "continue", "trap", "eval",
-                        "exec", "sudo", "echo", "cd", "printf", "read", "test"});
+    r.keywords =
+        words({"if",      "then", "else",  "elif",  "fi",       "for",    "while",  "until",  "do",
+               "done",    "case", "esac",  "in",    "function", "return", "local",  "export", "readonly",
+               "declare", "set",  "unset", "shift", "exit",     "source", "alias",  "break",  "continue",
+               "trap",    "eval", "exec",  "sudo",  "echo",     "cd",     "printf", "read",   "test"});
     r.literals = words({"true", "false"});
     r.line = {"#", ""};
     r.hash_comment_after_space = true;
@@ -201,14 +224,19 @@ const Rules& rules(Lang lang) {
   }();
   static const Rules sql = [] {
     Rules r;
-    r.keywords = words({"select", "from", "where", "insert", "into", "values", "update", "set", "delete",
-                        "create", "table", "drop", "alter", "add", "index", "on", "join", "left", "right",
-                        "inner", "outer", "full", "cross", "group", "by", "order", "having", "limit", "offset",
-                        "as", "and", "or", "not", "in", "is", "like", "between", "exists", "distinct", "union",
-                        "all", "case", "when", "then", "else", "end", "primary", "key", "foreign", "references",
-                        "unique", "default", "constraint", "begin", "commit", "rollback", "transaction", "with",
-                        "asc", "desc", "view", "trigger", "if", "returning", "conflict", "do", "nothing",
-                        "pragma", "explain", "using", "check", "autoincrement", "replace"});
+    r.keywords = words({"select",  "from",       "where",       "insert",    "into",       "values",
+                        "update",  "set",        "delete",      "create",    "table",      "drop",
+                        "alter",   "add",        "index",       "on",        "join",       "left",
+                        "right",   "inner",      "outer",       "full",      "cross",      "group",
+                        "by",      "order",      "having",      "limit",     "offset",     "as",
+                        "and",     "or",         "not",         "in",        "is",         "like",
+                        "between", "exists",     "distinct",    "union",     "all",        "case",
+                        "when",    "then",       "else",        "end",       "primary",    "key",
+                        "foreign", "references", "unique",      "default",   "constraint", "begin",
+                        "commit",  "rollback",   "transaction", "with",      "asc",        "desc",
+                        "view",    "trigger",    "if",          "returning", "conflict",   "do",
+                        "nothing", "pragma",     "explain",     "using",     "check",      "autoincrement",
+                        "replace"});
     r.types = words({"int", "integer", "bigint", "smallint", "real", "float", "double", "decimal", "numeric",
                      "text", "varchar", "char", "blob", "boolean", "date", "time", "timestamp", "serial"});
     r.literals = words({"null", "true", "false"});
@@ -257,14 +285,21 @@ const Rules& rules(Lang lang) {
   }
 }
 
-bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+bool is_digit(unsigned char c) {
+  return c >= '0' && c <= '9';
+}
 bool is_ident_start(unsigned char c, bool dollar) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80 || (dollar && c == '$');
 }
-bool is_ident(unsigned char c, bool dollar) { return is_ident_start(c, dollar) || is_digit(c); }
-bool is_blank(unsigned char c) { return c == ' ' || c == '\t' || c == '\r'; }
+bool is_ident(unsigned char c, bool dollar) {
+  return is_ident_start(c, dollar) || is_digit(c);
+}
+bool is_blank(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\r';
+}
 bool is_punct(unsigned char c) {
-  return std::string_view("{}[]()<>;:,.+-*/%=!&|^~?@#\\").find(static_cast<char>(c)) != std::string_view::npos;
+  return std::string_view("{}[]()<>;:,.+-*/%=!&|^~?@#\\").find(static_cast<char>(c)) !=
+         std::string_view::npos;
 }
 
 class Scanner {
@@ -516,7 +551,8 @@ class Scanner {
       emit(i, e, Kind::kPreproc);
       return e;
     }
-    if (r_.triple_quotes && (c == '"' || (c == '\'' && r_.single_quote)) && at(i + 1) == c && at(i + 2) == c) {
+    if (r_.triple_quotes && (c == '"' || (c == '\'' && r_.single_quote)) && at(i + 1) == c &&
+        at(i + 2) == c) {
       // """...""": to the closing triple quote; a backslash escapes the next byte.
       size_t j = i + 3;
       while (j < n_) {
@@ -563,8 +599,8 @@ class Scanner {
       size_t j = i + 1;
       if (at(j) == '{') {
         j = scan_to(j, '}');
-      } else if (is_digit(at(j)) || std::string_view("@#?$!*-").find(static_cast<char>(at(j))) !=
-                                        std::string_view::npos) {
+      } else if (is_digit(at(j)) ||
+                 std::string_view("@#?$!*-").find(static_cast<char>(at(j))) != std::string_view::npos) {
         if (at(j) != 0) ++j;
       } else {
         while (j < n_ && is_ident(at(j), false)) ++j;
@@ -634,17 +670,50 @@ Lang lang_from_label(std::string_view label) {
   if (w.size() > 24) return Lang::kGeneric;
   for (char& ch : w) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   static const std::pair<std::string_view, Lang> kNames[] = {
-      {"c", Lang::kC},           {"h", Lang::kC},           {"cpp", Lang::kCpp},          {"c++", Lang::kCpp},
-      {"cxx", Lang::kCpp},       {"cc", Lang::kCpp},        {"hpp", Lang::kCpp},          {"cuda", Lang::kCpp},
-      {"cu", Lang::kCpp},        {"objc", Lang::kC},        {"python", Lang::kPython},    {"py", Lang::kPython},
-      {"python3", Lang::kPython}, {"py3", Lang::kPython},   {"pycon", Lang::kPython},     {"javascript", Lang::kJavaScript},
-      {"js", Lang::kJavaScript}, {"jsx", Lang::kJavaScript}, {"mjs", Lang::kJavaScript},  {"typescript", Lang::kJavaScript},
-      {"ts", Lang::kJavaScript}, {"tsx", Lang::kJavaScript}, {"node", Lang::kJavaScript}, {"rust", Lang::kRust},
-      {"rs", Lang::kRust},       {"go", Lang::kGo},         {"golang", Lang::kGo},        {"java", Lang::kJava},
-      {"kotlin", Lang::kJava},   {"bash", Lang::kShell},    {"sh", Lang::kShell},         {"shell", Lang::kShell},
-      {"zsh", Lang::kShell},     {"console", Lang::kShell}, {"shell-session", Lang::kShell}, {"json", Lang::kJson},
-      {"jsonc", Lang::kJson},    {"json5", Lang::kJson},    {"sql", Lang::kSql},          {"sqlite", Lang::kSql},
-      {"postgresql", Lang::kSql}, {"mysql", Lang::kSql},    {"yaml", Lang::kYaml},        {"yml", Lang::kYaml},
+      {"c", Lang::kC},
+      {"h", Lang::kC},
+      {"cpp", Lang::kCpp},
+      {"c++", Lang::kCpp},
+      {"cxx", Lang::kCpp},
+      {"cc", Lang::kCpp},
+      {"hpp", Lang::kCpp},
+      {"cuda", Lang::kCpp},
+      {"cu", Lang::kCpp},
+      {"objc", Lang::kC},
+      {"python", Lang::kPython},
+      {"py", Lang::kPython},
+      {"python3", Lang::kPython},
+      {"py3", Lang::kPython},
+      {"pycon", Lang::kPython},
+      {"javascript", Lang::kJavaScript},
+      {"js", Lang::kJavaScript},
+      {"jsx", Lang::kJavaScript},
+      {"mjs", Lang::kJavaScript},
+      {"typescript", Lang::kJavaScript},
+      {"ts", Lang::kJavaScript},
+      {"tsx", Lang::kJavaScript},
+      {"node", Lang::kJavaScript},
+      {"rust", Lang::kRust},
+      {"rs", Lang::kRust},
+      {"go", Lang::kGo},
+      {"golang", Lang::kGo},
+      {"java", Lang::kJava},
+      {"kotlin", Lang::kJava},
+      {"bash", Lang::kShell},
+      {"sh", Lang::kShell},
+      {"shell", Lang::kShell},
+      {"zsh", Lang::kShell},
+      {"console", Lang::kShell},
+      {"shell-session", Lang::kShell},
+      {"json", Lang::kJson},
+      {"jsonc", Lang::kJson},
+      {"json5", Lang::kJson},
+      {"sql", Lang::kSql},
+      {"sqlite", Lang::kSql},
+      {"postgresql", Lang::kSql},
+      {"mysql", Lang::kSql},
+      {"yaml", Lang::kYaml},
+      {"yml", Lang::kYaml},
   };
   for (const auto& [name, lang] : kNames)
     if (w == name) return lang;

@@ -30,9 +30,9 @@ enum class Lang : uint8_t {
 
 enum class Kind : uint8_t {
   kKeyword,
-  kType,      // built-in types, capitalised names where the language uses them for types, JSON/YAML keys
-  kString,    // string and character literals, escapes included
-  kNumber,    // numbers and true/false/null-like literals
+  kType,    // built-in types, capitalised names where the language uses them for types, JSON/YAML keys
+  kString,  // string and character literals, escapes included
+  kNumber,  // numbers and true/false/null-like literals
   kComment,
   kPreproc,   // #include lines, decorators/annotations, Rust attributes, shell $variables, YAML anchors
   kFunction,  // a name followed by "(" (Rust: "!" for macros)

@@ -15,65 +15,246 @@ using Table = std::unordered_map<std::string_view, std::string_view>;
 const Table& symbols() {
   static const Table t = {
       // Greek
-      {"alpha", "α"}, {"beta", "β"}, {"gamma", "γ"}, {"delta", "δ"}, {"epsilon", "ϵ"}, {"varepsilon", "ε"},
-      {"zeta", "ζ"}, {"eta", "η"}, {"theta", "θ"}, {"vartheta", "ϑ"}, {"iota", "ι"}, {"kappa", "κ"},
-      {"lambda", "λ"}, {"mu", "μ"}, {"nu", "ν"}, {"xi", "ξ"}, {"omicron", "ο"}, {"pi", "π"}, {"varpi", "ϖ"},
-      {"rho", "ρ"}, {"varrho", "ϱ"}, {"sigma", "σ"}, {"varsigma", "ς"}, {"tau", "τ"}, {"upsilon", "υ"},
-      {"phi", "ϕ"}, {"varphi", "φ"}, {"chi", "χ"}, {"psi", "ψ"}, {"omega", "ω"}, {"Gamma", "Γ"},
-      {"Delta", "Δ"}, {"Theta", "Θ"}, {"Lambda", "Λ"}, {"Xi", "Ξ"}, {"Pi", "Π"}, {"Sigma", "Σ"},
-      {"Upsilon", "Υ"}, {"Phi", "Φ"}, {"Psi", "Ψ"}, {"Omega", "Ω"},
+      {"alpha", "α"},
+      {"beta", "β"},
+      {"gamma", "γ"},
+      {"delta", "δ"},
+      {"epsilon", "ϵ"},
+      {"varepsilon", "ε"},
+      {"zeta", "ζ"},
+      {"eta", "η"},
+      {"theta", "θ"},
+      {"vartheta", "ϑ"},
+      {"iota", "ι"},
+      {"kappa", "κ"},
+      {"lambda", "λ"},
+      {"mu", "μ"},
+      {"nu", "ν"},
+      {"xi", "ξ"},
+      {"omicron", "ο"},
+      {"pi", "π"},
+      {"varpi", "ϖ"},
+      {"rho", "ρ"},
+      {"varrho", "ϱ"},
+      {"sigma", "σ"},
+      {"varsigma", "ς"},
+      {"tau", "τ"},
+      {"upsilon", "υ"},
+      {"phi", "ϕ"},
+      {"varphi", "φ"},
+      {"chi", "χ"},
+      {"psi", "ψ"},
+      {"omega", "ω"},
+      {"Gamma", "Γ"},
+      {"Delta", "Δ"},
+      {"Theta", "Θ"},
+      {"Lambda", "Λ"},
+      {"Xi", "Ξ"},
+      {"Pi", "Π"},
+      {"Sigma", "Σ"},
+      {"Upsilon", "Υ"},
+      {"Phi", "Φ"},
+      {"Psi", "Ψ"},
+      {"Omega", "Ω"},
       // relations
-      {"leq", "≤"}, {"le", "≤"}, {"geq", "≥"}, {"ge", "≥"}, {"neq", "≠"}, {"ne", "≠"}, {"approx", "≈"},
-      {"equiv", "≡"}, {"sim", "∼"}, {"simeq", "≃"}, {"cong", "≅"}, {"propto", "∝"}, {"ll", "≪"}, {"gg", "≫"},
-      {"leqslant", "⩽"}, {"geqslant", "⩾"}, {"prec", "≺"}, {"succ", "≻"}, {"doteq", "≐"}, {"models", "⊨"},
-      {"vdash", "⊢"}, {"perp", "⊥"}, {"parallel", "∥"}, {"mid", "∣"}, {"in", "∈"}, {"notin", "∉"},
-      {"ni", "∋"}, {"subset", "⊂"}, {"subseteq", "⊆"}, {"supset", "⊃"}, {"supseteq", "⊇"},
+      {"leq", "≤"},
+      {"le", "≤"},
+      {"geq", "≥"},
+      {"ge", "≥"},
+      {"neq", "≠"},
+      {"ne", "≠"},
+      {"approx", "≈"},
+      {"equiv", "≡"},
+      {"sim", "∼"},
+      {"simeq", "≃"},
+      {"cong", "≅"},
+      {"propto", "∝"},
+      {"ll", "≪"},
+      {"gg", "≫"},
+      {"leqslant", "⩽"},
+      {"geqslant", "⩾"},
+      {"prec", "≺"},
+      {"succ", "≻"},
+      {"doteq", "≐"},
+      {"models", "⊨"},
+      {"vdash", "⊢"},
+      {"perp", "⊥"},
+      {"parallel", "∥"},
+      {"mid", "∣"},
+      {"in", "∈"},
+      {"notin", "∉"},
+      {"ni", "∋"},
+      {"subset", "⊂"},
+      {"subseteq", "⊆"},
+      {"supset", "⊃"},
+      {"supseteq", "⊇"},
       {"subsetneq", "⊊"},
       // operators
-      {"cdot", "·"}, {"times", "×"}, {"div", "÷"}, {"pm", "±"}, {"mp", "∓"}, {"ast", "∗"}, {"star", "⋆"},
-      {"circ", "∘"}, {"bullet", "•"}, {"oplus", "⊕"}, {"ominus", "⊖"}, {"otimes", "⊗"}, {"odot", "⊙"},
-      {"cup", "∪"}, {"cap", "∩"}, {"setminus", "∖"}, {"land", "∧"}, {"wedge", "∧"}, {"lor", "∨"},
-      {"vee", "∨"}, {"neg", "¬"}, {"lnot", "¬"}, {"dagger", "†"},
+      {"cdot", "·"},
+      {"times", "×"},
+      {"div", "÷"},
+      {"pm", "±"},
+      {"mp", "∓"},
+      {"ast", "∗"},
+      {"star", "⋆"},
+      {"circ", "∘"},
+      {"bullet", "•"},
+      {"oplus", "⊕"},
+      {"ominus", "⊖"},
+      {"otimes", "⊗"},
+      {"odot", "⊙"},
+      {"cup", "∪"},
+      {"cap", "∩"},
+      {"setminus", "∖"},
+      {"land", "∧"},
+      {"wedge", "∧"},
+      {"lor", "∨"},
+      {"vee", "∨"},
+      {"neg", "¬"},
+      {"lnot", "¬"},
+      {"dagger", "†"},
       // big operators
-      {"sum", "∑"}, {"prod", "∏"}, {"coprod", "∐"}, {"int", "∫"}, {"iint", "∬"}, {"iiint", "∭"},
-      {"oint", "∮"}, {"bigcup", "⋃"}, {"bigcap", "⋂"}, {"bigoplus", "⊕"}, {"bigotimes", "⊗"},
-      {"bigvee", "⋁"}, {"bigwedge", "⋀"},
+      {"sum", "∑"},
+      {"prod", "∏"},
+      {"coprod", "∐"},
+      {"int", "∫"},
+      {"iint", "∬"},
+      {"iiint", "∭"},
+      {"oint", "∮"},
+      {"bigcup", "⋃"},
+      {"bigcap", "⋂"},
+      {"bigoplus", "⊕"},
+      {"bigotimes", "⊗"},
+      {"bigvee", "⋁"},
+      {"bigwedge", "⋀"},
       // arrows
-      {"to", "→"}, {"rightarrow", "→"}, {"leftarrow", "←"}, {"gets", "←"}, {"leftrightarrow", "↔"},
-      {"Rightarrow", "⇒"}, {"Leftarrow", "⇐"}, {"Leftrightarrow", "⇔"}, {"implies", "⟹"}, {"impliedby", "⟸"},
-      {"iff", "⟺"}, {"mapsto", "↦"}, {"longrightarrow", "⟶"}, {"longleftarrow", "⟵"}, {"uparrow", "↑"},
-      {"downarrow", "↓"}, {"rightleftharpoons", "⇌"}, {"hookrightarrow", "↪"},
+      {"to", "→"},
+      {"rightarrow", "→"},
+      {"leftarrow", "←"},
+      {"gets", "←"},
+      {"leftrightarrow", "↔"},
+      {"Rightarrow", "⇒"},
+      {"Leftarrow", "⇐"},
+      {"Leftrightarrow", "⇔"},
+      {"implies", "⟹"},
+      {"impliedby", "⟸"},
+      {"iff", "⟺"},
+      {"mapsto", "↦"},
+      {"longrightarrow", "⟶"},
+      {"longleftarrow", "⟵"},
+      {"uparrow", "↑"},
+      {"downarrow", "↓"},
+      {"rightleftharpoons", "⇌"},
+      {"hookrightarrow", "↪"},
       // misc
-      {"infty", "∞"}, {"partial", "∂"}, {"nabla", "∇"}, {"forall", "∀"}, {"exists", "∃"}, {"nexists", "∄"},
-      {"emptyset", "∅"}, {"varnothing", "∅"}, {"ldots", "…"}, {"dots", "…"}, {"dotsc", "…"}, {"dotsb", "⋯"},
-      {"cdots", "⋯"}, {"vdots", "⋮"}, {"ddots", "⋱"}, {"prime", "′"}, {"angle", "∠"}, {"triangle", "△"},
-      {"hbar", "ℏ"}, {"ell", "ℓ"}, {"Re", "ℜ"}, {"Im", "ℑ"}, {"aleph", "ℵ"}, {"wp", "℘"}, {"degree", "°"},
-      {"checkmark", "✓"}, {"therefore", "∴"}, {"because", "∵"}, {"top", "⊤"}, {"bot", "⊥"},
-      {"langle", "⟨"}, {"rangle", "⟩"}, {"lfloor", "⌊"}, {"rfloor", "⌋"}, {"lceil", "⌈"}, {"rceil", "⌉"},
-      {"vert", "|"}, {"lvert", "|"}, {"rvert", "|"}, {"Vert", "‖"}, {"lVert", "‖"}, {"rVert", "‖"},
-      {"|", "‖"}, {"lbrace", "{"}, {"rbrace", "}"}, {"backslash", "\\"}, {"square", "□"}, {"Box", "□"},
-      {"qed", "∎"}, {"sharp", "♯"}, {"flat", "♭"}, {"natural", "♮"},
+      {"infty", "∞"},
+      {"partial", "∂"},
+      {"nabla", "∇"},
+      {"forall", "∀"},
+      {"exists", "∃"},
+      {"nexists", "∄"},
+      {"emptyset", "∅"},
+      {"varnothing", "∅"},
+      {"ldots", "…"},
+      {"dots", "…"},
+      {"dotsc", "…"},
+      {"dotsb", "⋯"},
+      {"cdots", "⋯"},
+      {"vdots", "⋮"},
+      {"ddots", "⋱"},
+      {"prime", "′"},
+      {"angle", "∠"},
+      {"triangle", "△"},
+      {"hbar", "ℏ"},
+      {"ell", "ℓ"},
+      {"Re", "ℜ"},
+      {"Im", "ℑ"},
+      {"aleph", "ℵ"},
+      {"wp", "℘"},
+      {"degree", "°"},
+      {"checkmark", "✓"},
+      {"therefore", "∴"},
+      {"because", "∵"},
+      {"top", "⊤"},
+      {"bot", "⊥"},
+      {"langle", "⟨"},
+      {"rangle", "⟩"},
+      {"lfloor", "⌊"},
+      {"rfloor", "⌋"},
+      {"lceil", "⌈"},
+      {"rceil", "⌉"},
+      {"vert", "|"},
+      {"lvert", "|"},
+      {"rvert", "|"},
+      {"Vert", "‖"},
+      {"lVert", "‖"},
+      {"rVert", "‖"},
+      {"|", "‖"},
+      {"lbrace", "{"},
+      {"rbrace", "}"},
+      {"backslash", "\\"},
+      {"square", "□"},
+      {"Box", "□"},
+      {"qed", "∎"},
+      {"sharp", "♯"},
+      {"flat", "♭"},
+      {"natural", "♮"},
       // escapes and spaces
-      {"{", "{"}, {"}", "}"}, {"$", "$"}, {"%", "%"}, {"#", "#"}, {"&", "&"}, {"_", "_"}, {",", " "},
-      {":", " "}, {";", " "}, {">", " "}, {" ", " "}, {"quad", "  "}, {"qquad", "   "}, {"enspace", " "},
-      {"thinspace", " "}, {"!", ""}, {"displaystyle", ""}, {"textstyle", ""}, {"scriptstyle", ""},
-      {"limits", ""}, {"nolimits", ""}, {"left", ""}, {"right", ""}, {"middle", ""}, {"big", ""},
-      {"Big", ""}, {"bigg", ""}, {"Bigg", ""}, {"bigl", ""}, {"bigr", ""}, {"Bigl", ""}, {"Bigr", ""},
-      {"biggl", ""}, {"biggr", ""}, {"Biggl", ""}, {"Biggr", ""}, {"nonumber", ""}, {"notag", ""},
-      {"mod", " mod "}, {"bmod", " mod "},
+      {"{", "{"},
+      {"}", "}"},
+      {"$", "$"},
+      {"%", "%"},
+      {"#", "#"},
+      {"&", "&"},
+      {"_", "_"},
+      {",", " "},
+      {":", " "},
+      {";", " "},
+      {">", " "},
+      {" ", " "},
+      {"quad", "  "},
+      {"qquad", "   "},
+      {"enspace", " "},
+      {"thinspace", " "},
+      {"!", ""},
+      {"displaystyle", ""},
+      {"textstyle", ""},
+      {"scriptstyle", ""},
+      {"limits", ""},
+      {"nolimits", ""},
+      {"left", ""},
+      {"right", ""},
+      {"middle", ""},
+      {"big", ""},
+      {"Big", ""},
+      {"bigg", ""},
+      {"Bigg", ""},
+      {"bigl", ""},
+      {"bigr", ""},
+      {"Bigl", ""},
+      {"Bigr", ""},
+      {"biggl", ""},
+      {"biggr", ""},
+      {"Biggl", ""},
+      {"Biggr", ""},
+      {"nonumber", ""},
+      {"notag", ""},
+      {"mod", " mod "},
+      {"bmod", " mod "},
   };
   return t;
 }
 
 bool is_function_name(std::string_view n) {
   static const std::unordered_map<std::string_view, bool> t = {
-      {"sin", true},  {"cos", true},  {"tan", true},    {"cot", true},    {"sec", true},    {"csc", true},
-      {"sinh", true}, {"cosh", true}, {"tanh", true},   {"coth", true},   {"arcsin", true}, {"arccos", true},
-      {"arctan", true}, {"log", true}, {"ln", true},    {"lg", true},     {"exp", true},    {"lim", true},
-      {"liminf", true}, {"limsup", true}, {"max", true}, {"min", true},   {"sup", true},    {"inf", true},
-      {"det", true},  {"dim", true},  {"ker", true},    {"arg", true},    {"deg", true},    {"gcd", true},
-      {"lcm", true},  {"Pr", true},   {"hom", true},    {"argmax", true}, {"argmin", true}, {"sgn", true},
-      {"tr", true},   {"rank", true}, {"diag", true},   {"span", true},
+      {"sin", true},    {"cos", true},    {"tan", true},    {"cot", true},    {"sec", true},
+      {"csc", true},    {"sinh", true},   {"cosh", true},   {"tanh", true},   {"coth", true},
+      {"arcsin", true}, {"arccos", true}, {"arctan", true}, {"log", true},    {"ln", true},
+      {"lg", true},     {"exp", true},    {"lim", true},    {"liminf", true}, {"limsup", true},
+      {"max", true},    {"min", true},    {"sup", true},    {"inf", true},    {"det", true},
+      {"dim", true},    {"ker", true},    {"arg", true},    {"deg", true},    {"gcd", true},
+      {"lcm", true},    {"Pr", true},     {"hom", true},    {"argmax", true}, {"argmin", true},
+      {"sgn", true},    {"tr", true},     {"rank", true},   {"diag", true},   {"span", true},
   };
   return t.count(n) > 0;
 }
@@ -90,19 +271,19 @@ const Table& superscripts() {
       {"J", "ᴶ"}, {"K", "ᴷ"}, {"L", "ᴸ"}, {"M", "ᴹ"}, {"N", "ᴺ"}, {"O", "ᴼ"}, {"P", "ᴾ"}, {"R", "ᴿ"},
       {"T", "ᵀ"}, {"U", "ᵁ"}, {"V", "ⱽ"}, {"W", "ᵂ"}, {"β", "ᵝ"}, {"γ", "ᵞ"}, {"δ", "ᵟ"}, {"θ", "ᶿ"},
       {"φ", "ᵠ"}, {"ϕ", "ᵠ"}, {"χ", "ᵡ"}, {"′", "′"}, {"″", "″"}, {"*", "*"}, {"∗", "*"}, {"∘", "°"},
-      {"°", "°"}, {"†", "†"}, {",", ","}, {" ", ""}, {"'", "′"},
+      {"°", "°"}, {"†", "†"}, {",", ","}, {" ", ""},  {"'", "′"},
   };
   return t;
 }
 
 const Table& subscripts() {
   static const Table t = {
-      {"0", "₀"}, {"1", "₁"}, {"2", "₂"}, {"3", "₃"}, {"4", "₄"}, {"5", "₅"}, {"6", "₆"}, {"7", "₇"},
-      {"8", "₈"}, {"9", "₉"}, {"+", "₊"}, {"-", "₋"}, {"−", "₋"}, {"=", "₌"}, {"(", "₍"}, {")", "₎"},
-      {"a", "ₐ"}, {"e", "ₑ"}, {"h", "ₕ"}, {"i", "ᵢ"}, {"j", "ⱼ"}, {"k", "ₖ"}, {"l", "ₗ"}, {"m", "ₘ"},
-      {"n", "ₙ"}, {"o", "ₒ"}, {"p", "ₚ"}, {"r", "ᵣ"}, {"s", "ₛ"}, {"t", "ₜ"}, {"u", "ᵤ"}, {"v", "ᵥ"},
-      {"x", "ₓ"}, {"β", "ᵦ"}, {"γ", "ᵧ"}, {"ρ", "ᵨ"}, {"φ", "ᵩ"}, {"ϕ", "ᵩ"}, {"χ", "ᵪ"}, {",", ","},
-      {" ", ""},
+      {"0", "₀"}, {"1", "₁"}, {"2", "₂"}, {"3", "₃"}, {"4", "₄"}, {"5", "₅"}, {"6", "₆"},
+      {"7", "₇"}, {"8", "₈"}, {"9", "₉"}, {"+", "₊"}, {"-", "₋"}, {"−", "₋"}, {"=", "₌"},
+      {"(", "₍"}, {")", "₎"}, {"a", "ₐ"}, {"e", "ₑ"}, {"h", "ₕ"}, {"i", "ᵢ"}, {"j", "ⱼ"},
+      {"k", "ₖ"}, {"l", "ₗ"}, {"m", "ₘ"}, {"n", "ₙ"}, {"o", "ₒ"}, {"p", "ₚ"}, {"r", "ᵣ"},
+      {"s", "ₛ"}, {"t", "ₜ"}, {"u", "ᵤ"}, {"v", "ᵥ"}, {"x", "ₓ"}, {"β", "ᵦ"}, {"γ", "ᵧ"},
+      {"ρ", "ᵨ"}, {"φ", "ᵩ"}, {"ϕ", "ᵩ"}, {"χ", "ᵪ"}, {",", ","}, {" ", ""},
   };
   return t;
 }
@@ -110,9 +291,10 @@ const Table& subscripts() {
 // \mathbb, \mathcal, \mathfrak letters that are in the Basic Multilingual Plane (the app's font atlas
 // holds only that plane): the rest keep their plain letter.
 std::string_view styled_letter(std::string_view font, char c) {
-  static const Table bb = {{"C", "ℂ"}, {"H", "ℍ"}, {"N", "ℕ"}, {"P", "ℙ"}, {"Q", "ℚ"}, {"R", "ℝ"}, {"Z", "ℤ"}};
-  static const Table cal = {{"B", "ℬ"}, {"E", "ℰ"}, {"F", "ℱ"}, {"H", "ℋ"}, {"I", "ℐ"},
-                            {"L", "ℒ"}, {"M", "ℳ"}, {"R", "ℛ"}, {"e", "ℯ"}, {"g", "ℊ"}, {"o", "ℴ"}};
+  static const Table bb = {{"C", "ℂ"}, {"H", "ℍ"}, {"N", "ℕ"}, {"P", "ℙ"},
+                           {"Q", "ℚ"}, {"R", "ℝ"}, {"Z", "ℤ"}};
+  static const Table cal = {{"B", "ℬ"}, {"E", "ℰ"}, {"F", "ℱ"}, {"H", "ℋ"}, {"I", "ℐ"}, {"L", "ℒ"},
+                            {"M", "ℳ"}, {"R", "ℛ"}, {"e", "ℯ"}, {"g", "ℊ"}, {"o", "ℴ"}};
   static const Table frak = {{"C", "ℭ"}, {"H", "ℌ"}, {"I", "ℑ"}, {"R", "ℜ"}, {"Z", "ℨ"}};
   const Table* t = font == "mathbb" ? &bb : (font == "mathcal" || font == "mathscr") ? &cal : &frak;
   const auto it = t->find(std::string_view(&c, 1));
@@ -132,7 +314,9 @@ std::string_view char_at(std::string_view s, size_t i) {
   return s.substr(i, n);
 }
 
-bool one_char(std::string_view s) { return !s.empty() && char_at(s, 0).size() == s.size(); }
+bool one_char(std::string_view s) {
+  return !s.empty() && char_at(s, 0).size() == s.size();
+}
 
 // A fraction's part that needs no parentheses: one character, or a number or a name, with sub- and
 // superscripts (xₙ, e², α₁): ASCII letters, digits and '.', and any non-ASCII character that is not an
@@ -150,15 +334,20 @@ bool simple(std::string_view s) {
     if (ch == "±" || ch == "·" || ch == "×" || ch == "÷") return false;
     if (ch.size() == 3) {
       const unsigned cp = ((static_cast<unsigned char>(ch[0]) & 0x0Fu) << 12) |
-                          ((static_cast<unsigned char>(ch[1]) & 0x3Fu) << 6) | (static_cast<unsigned char>(ch[2]) & 0x3Fu);
+                          ((static_cast<unsigned char>(ch[1]) & 0x3Fu) << 6) |
+                          (static_cast<unsigned char>(ch[2]) & 0x3Fu);
       if (cp >= 0x2190 && cp <= 0x22FF) return false;
     }
   }
   return true;
 }
 
-bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool is_letter(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 constexpr int kMaxDepth = 32;  // nesting deeper than this (never seen in real math) is copied as source
 
@@ -392,13 +581,14 @@ class Converter {
     }
     if (name == "mathrm" || name == "mathbf" || name == "mathit" || name == "mathsf" || name == "mathtt" ||
         name == "boldsymbol" || name == "bm" || name == "text" || name == "textrm" || name == "textbf" ||
-        name == "textit" || name == "texttt" || name == "textsf" || name == "mbox" || name == "operatorname" ||
-        name == "emph" || name == "mathop") {
+        name == "textit" || name == "texttt" || name == "textsf" || name == "mbox" ||
+        name == "operatorname" || name == "emph" || name == "mathop") {
       out += atom(depth + 1);
       return;
     }
     if (name == "hat" || name == "bar" || name == "overline" || name == "vec" || name == "dot" ||
-        name == "ddot" || name == "tilde" || name == "widehat" || name == "widetilde" || name == "overrightarrow") {
+        name == "ddot" || name == "tilde" || name == "widehat" || name == "widetilde" ||
+        name == "overrightarrow") {
       const std::string a = atom(depth + 1);
       // A combining mark after one character; the name and parentheses around more.
       const char* mark = name == "hat" || name == "widehat"       ? "\xCC\x82"
@@ -434,8 +624,9 @@ class Converter {
       if (!env.empty()) {
         const bool open = name == "begin";
         if (open) {
-          env_.push_back(env == "cases" ? Env::kCases : env.find("matrix") != std::string_view::npos ? Env::kMatrix
-                                                                                                      : Env::kPlain);
+          env_.push_back(env == "cases"                                 ? Env::kCases
+                         : env.find("matrix") != std::string_view::npos ? Env::kMatrix
+                                                                        : Env::kPlain);
           if (env == "array") (void)atom(depth + 1);  // the column spec {cc}
         } else if (!env_.empty()) {
           env_.pop_back();
@@ -614,7 +805,8 @@ class Finder {
     size_t j = i + 1;
     while (j < limit && s_[j] != '$') j += (s_[j] == '\\' && j + 1 < limit) ? 2 : 1;
     if (j >= limit) return i + 1;
-    const bool closes = !is_blank(s_[j - 1]) && !(j + 1 < n_ && std::isdigit(static_cast<unsigned char>(s_[j + 1]))) &&
+    const bool closes = !is_blank(s_[j - 1]) &&
+                        !(j + 1 < n_ && std::isdigit(static_cast<unsigned char>(s_[j + 1]))) &&
                         !(j + 1 < n_ && s_[j + 1] == '$');
     if (!closes) return j;
     add(i, j + 1, i + 1, j, false);
@@ -631,7 +823,9 @@ class Finder {
 
 }  // namespace
 
-std::string to_unicode(std::string_view latex) { return Converter(latex).run(); }
+std::string to_unicode(std::string_view latex) {
+  return Converter(latex).run();
+}
 
 std::vector<MathRegion> find_math(std::string_view markdown) {
   if (markdown.find("\xEE\x80\x80") != std::string_view::npos ||

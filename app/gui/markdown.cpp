@@ -266,7 +266,7 @@ class Builder {
   std::vector<std::string> urls_;
 };
 
-constexpr std::string_view kOpen = "\xEE\x80\x80";  // U+E000
+constexpr std::string_view kOpen = "\xEE\x80\x80";   // U+E000
 constexpr std::string_view kClose = "\xEE\x80\x81";  // U+E001
 
 // The math of one parse: the original text and where its math is.
@@ -279,13 +279,16 @@ struct Math {
     if (s.substr(i, kOpen.size()) != kOpen) return nullptr;
     size_t j = i + kOpen.size();
     size_t v = 0;
-    while (j < s.size() && s[j] >= '0' && s[j] <= '9' && j - i < 12) v = v * 10 + static_cast<size_t>(s[j++] - '0');
+    while (j < s.size() && s[j] >= '0' && s[j] <= '9' && j - i < 12)
+      v = v * 10 + static_cast<size_t>(s[j++] - '0');
     if (j == i + kOpen.size() || s.substr(j, kClose.size()) != kClose || v >= regions.size()) return nullptr;
     *len = j + kClose.size() - i;
     return &regions[v];
   }
 
-  std::string_view source_of(const tex::MathRegion& r) const { return source.substr(r.begin, r.end - r.begin); }
+  std::string_view source_of(const tex::MathRegion& r) const {
+    return source.substr(r.begin, r.end - r.begin);
+  }
 
   // Placeholders back to their source text.
   std::string restore(std::string_view s) const {
@@ -309,7 +312,8 @@ struct Math {
   // Spans with placeholders split into text and kMath spans (inline code gets its source back).
   void split(std::vector<Span>& spans) const {
     bool any = false;
-    for (const Span& s : spans) any = any || s.text.find(kOpen) != std::string::npos || s.url.find(kOpen) != std::string::npos;
+    for (const Span& s : spans)
+      any = any || s.text.find(kOpen) != std::string::npos || s.url.find(kOpen) != std::string::npos;
     if (!any) return;
     std::vector<Span> out;
     for (Span& s : spans) {
@@ -329,7 +333,8 @@ struct Math {
         const std::string_view body = source.substr(r->body_begin, r->body_end - r->body_begin);
         std::string text = tex::to_unicode(body);
         if (text.empty()) text = std::string(source_of(*r));
-        const uint8_t style = static_cast<uint8_t>((s.style & ~(kCode | kLink)) | kMath | (r->display ? kMathDisplay : 0));
+        const uint8_t style =
+            static_cast<uint8_t>((s.style & ~(kCode | kLink)) | kMath | (r->display ? kMathDisplay : 0));
         out.push_back({std::move(text), style, std::string(source_of(*r))});
         i = p + len;
         p = i - 1;

@@ -20,8 +20,10 @@ enum SpanStyle : uint8_t {
   kCode = 1 << 2,      // `a`
   kStrike = 1 << 3,    // ~~a~~
   kLink = 1 << 4,      // [a](url), <url>, bare www./http links
-  kMath = 1 << 5,         // $a$ \(a\): text is the Unicode rendering (latex_text.h), url the LaTeX source
-  kMathDisplay = 1 << 6,  // with kMath: $$a$$ \[a\], drawn centred on a line of its own
+  // $a$ \(a\): text is the Unicode rendering (latex_text.h), url the LaTeX source.
+  kMath = 1 << 5,
+  // With kMath: $$a$$ \[a\], drawn centred on a line of its own.
+  kMathDisplay = 1 << 6,
 };
 
 // A run of inline text with one style. A hard line break is a span with text "\n".

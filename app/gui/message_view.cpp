@@ -1,9 +1,9 @@
 #include "message_view.h"
 
+#include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <imgui_internal.h>
 #include <imgui_stdlib.h>
-#include <GLFW/glfw3.h>
 
 #include <algorithm>
 #include <cfloat>
@@ -232,8 +232,9 @@ void MessageView::select_box(const chat::Message& m, UiContext& ctx, MarkdownCac
   // original text replace it. The selection is counted in characters as ImGui decodes them.
   // ctx.key_copy comes from GLFW's key callback: a fast Ctrl+C that ImGui's key state missed still copies.
   const ImGuiIO& io = ImGui::GetIO();
-  const bool copy = ctx.key_copy || (io.KeyCtrl && (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_C)) ||
-                                                    ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Insert))));
+  const bool copy =
+      ctx.key_copy || (io.KeyCtrl && (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_C)) ||
+                                      ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Insert))));
   if (active && copy) {
     const ImGuiInputTextState* state = ImGui::GetInputTextState(id);
     if (state && !state->HasSelection()) ImGui::SetClipboardText(select_text_.c_str());  // as ImGui: all
@@ -258,12 +259,14 @@ void MessageView::select_box(const chat::Message& m, UiContext& ctx, MarkdownCac
         ImGui::SetClipboardText(select_text_.substr(byte_a, byte_b - byte_a).c_str());
     }
   }
-  ImGui::TextColored(ctx.theme.text_muted, "%s", "Select with the mouse · Ctrl+C copies · Esc or a click outside: back");
+  ImGui::TextColored(ctx.theme.text_muted, "%s",
+                     "Select with the mouse · Ctrl+C copies · Esc or a click outside: back");
   // Leaving: Esc (ImGui lets go of the box), a click elsewhere, or the box losing the focus.
-  const bool clicked_outside = select_frames_ > 2 && !hovered &&
-                               (ImGui::IsMouseClicked(ImGuiMouseButton_Left) || ImGui::IsMouseClicked(ImGuiMouseButton_Right));
-  if (deactivated || clicked_outside || ctx.chat.streaming() ||
-      ctx.key_escape || (active && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))) {
+  const bool clicked_outside =
+      select_frames_ > 2 && !hovered &&
+      (ImGui::IsMouseClicked(ImGuiMouseButton_Left) || ImGui::IsMouseClicked(ImGuiMouseButton_Right));
+  if (deactivated || clicked_outside || ctx.chat.streaming() || ctx.key_escape ||
+      (active && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))) {
     selecting_ = 0;
     select_text_.clear();
     select_shown_.clear();

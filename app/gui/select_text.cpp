@@ -42,7 +42,10 @@ std::string block_text(const md::Block& b) {
       std::string out;
       int n = b.start;
       for (const md::Block& item : b.children) {
-        std::string marker = item.task == 1 ? "☐ " : item.task == 2 ? "☑ " : b.ordered ? std::to_string(n) + ". " : "• ";
+        std::string marker = item.task == 1   ? "☐ "
+                             : item.task == 2 ? "☑ "
+                             : b.ordered      ? std::to_string(n) + ". "
+                                              : "• ";
         ++n;
         if (!out.empty()) out += '\n';
         out += prefixed(blocks_text(item.children, true), marker, std::string(b.ordered ? 3 : 2, ' '));
@@ -84,7 +87,9 @@ std::string blocks_text(const std::vector<md::Block>& blocks, bool tight) {
 
 }  // namespace
 
-std::string message_plain_text(const md::Document& doc) { return blocks_text(doc.blocks, false); }
+std::string message_plain_text(const md::Document& doc) {
+  return blocks_text(doc.blocks, false);
+}
 
 std::string wrap_at_spaces(std::string_view text, float width,
                            const std::function<float(std::string_view)>& measure) {

@@ -79,20 +79,25 @@ TEST(GuiHighlight, LanguagesAsInputOutputPairs) {
        "[K template] <[K typename] T> [K constexpr] [K auto] x = [S R\"d(a \"q\" )\" b)d\"]; [T int] n = "
        "[N 1'000];"},
       {Lang::kCpp, "std::vector<int> v{nullptr};\n#define SQ(x) \\\n  ((x) * (x))\nv.push_back(2);",
-       "std::[T vector]<[T int]> v{[N nullptr]};\n[P #define SQ(x) \\\n  ((x) * (x))]\nv.[F push_back]([N 2]);"},
+       "std::[T vector]<[T int]> v{[N nullptr]};\n[P #define SQ(x) \\\n  ((x) * (x))]\nv.[F push_back]([N "
+       "2]);"},
       {Lang::kPython, "@cache\ndef f(x: int) -> None:\n    \"\"\"Doc\n    more\"\"\"\n    return f'{x}' # c",
-       "[P @cache]\n[K def] [F f](x: [T int]) -> [N None]:\n    [S \"\"\"Doc\n    more\"\"\"]\n    [K return] "
+       "[P @cache]\n[K def] [F f](x: [T int]) -> [N None]:\n    [S \"\"\"Doc\n    more\"\"\"]\n    [K "
+       "return] "
        "f[S '{x}'] [C # c]"},
-      {Lang::kPython, "class A(Base):\n    x = [1, 2.5, 'it\\'s']", "[K class] [F A]([T Base]):\n    x = [[N 1], "
-                                                                  "[N 2.5], [S 'it\\'s']]"},
+      {Lang::kPython, "class A(Base):\n    x = [1, 2.5, 'it\\'s']",
+       "[K class] [F A]([T Base]):\n    x = [[N 1], "
+       "[N 2.5], [S 'it\\'s']]"},
       {Lang::kJavaScript, "const s = `a ${b}\nc`; let n = null; // end\nfunction f($x) {}",
        "[K const] s = [S `a ${b}\nc`]; [K let] n = [N null]; [C // end]\n[K function] [F f]($x) {}"},
       // Capitalised names are types; ALL_CAPS ones (constants) are not.
       {Lang::kJavaScript, "interface Props { name: string }\nnew Map<string, Foo>(MAX)",
        "[K interface] [T Props] { name: [T string] }\n[K new] [T Map]<[T string], [T Foo]>(MAX)"},
       {Lang::kRust,
-       "#[derive(Debug)]\nfn main() { let s: &'static str = r#\"a\"b\"#; println!(\"{}\", 'x'); }\n/* a /* b */ c */",
-       "[P #[derive(Debug)]]\n[K fn] [F main]() { [K let] s: &[P 'static] [T str] = [S r#\"a\"b\"#]; [F println!]([S "
+       "#[derive(Debug)]\nfn main() { let s: &'static str = r#\"a\"b\"#; println!(\"{}\", 'x'); }\n/* a /* b "
+       "*/ c */",
+       "[P #[derive(Debug)]]\n[K fn] [F main]() { [K let] s: &[P 'static] [T str] = [S r#\"a\"b\"#]; [F "
+       "println!]([S "
        "\"{}\"], [S 'x']); }\n[C /* a /* b */ c */]"},
       {Lang::kRust, "impl<'a> Foo<'a> { fn x(&self) -> Option<u8> { None } }",
        "[K impl]<[P 'a]> [T Foo]<[P 'a]> { [K fn] [F x](&[K self]) -> [T Option]<[T u8]> { [N None] } }"},
@@ -101,7 +106,8 @@ TEST(GuiHighlight, LanguagesAsInputOutputPairs) {
       {Lang::kJava, "@Override\npublic String toString() { return \"x\" + 1L; }",
        "[P @Override]\n[K public] [T String] [F toString]() { [K return] [S \"x\"] + [N 1L]; }"},
       {Lang::kShell, "#!/bin/bash\nfor f in *.txt; do echo \"$f ${HOME}\" 'a\\' $1; done # c\nx=a#b",
-       "[C #!/bin/bash]\n[K for] f [K in] *.txt; [K do] [K echo] [S \"$f ${HOME}\"] [S 'a\\'] [P $1]; [K done] "
+       "[C #!/bin/bash]\n[K for] f [K in] *.txt; [K do] [K echo] [S \"$f ${HOME}\"] [S 'a\\'] [P $1]; [K "
+       "done] "
        "[C # c]\nx=a#b"},
       {Lang::kShell, "export PATH=$HOME/bin:$PATH", "[K export] PATH=[P $HOME]/bin:[P $PATH]"},
       {Lang::kJson, "{\"a\": [1, -2.5e3, true, null], \"b\" : \"x\\\"y\"}",
@@ -109,7 +115,8 @@ TEST(GuiHighlight, LanguagesAsInputOutputPairs) {
       {Lang::kSql, "SELECT id, 'it''s' FROM t -- c\nwhere x = 1 /* b */;",
        "[K SELECT] id, [S 'it''s'] [K FROM] t [C -- c]\n[K where] x = [N 1] [C /* b */];"},
       {Lang::kYaml, "name: app # c\nlist:\n  - key: \"v\"\n  - 3\nref: *base\nurl: a#b\nempty: ~",
-       "[T name]: app [C # c]\n[T list]:\n  - [T key]: [S \"v\"]\n  - [N 3]\n[T ref]: [P *base]\n[T url]: a#b\n"
+       "[T name]: app [C # c]\n[T list]:\n  - [T key]: [S \"v\"]\n  - [N 3]\n[T ref]: [P *base]\n[T url]: "
+       "a#b\n"
        "[T empty]: [N ~]"},
       {Lang::kGeneric, "Don't panic: \"quoted\" 42 # note\n// also",
        "Don't panic: [S \"quoted\"] [N 42] [C # note]\n[C // also]"},
@@ -150,7 +157,8 @@ TEST(GuiHighlight, LabelsToLanguages) {
 // the whole block cut at that point (nothing already drawn changes colour when more lines arrive).
 TEST(GuiHighlight, AStreamedPrefixHighlightsAsTheWholeBlockCut) {
   const Case blocks[] = {
-      {Lang::kCpp, "#include <x>\n/* multi\nline */\nauto s = R\"(raw\ntext)\";\nint f() { return 1; }\n", ""},
+      {Lang::kCpp, "#include <x>\n/* multi\nline */\nauto s = R\"(raw\ntext)\";\nint f() { return 1; }\n",
+       ""},
       {Lang::kPython, "def f():\n    '''doc\n    string'''\n    return \"x\"  # c\n", ""},
       {Lang::kRust, "/* a /*\n b */\n c */\nfn x() -> r#\"raw\n\"# {}\n", ""},
       {Lang::kShell, "echo \"multi\nline\" $x\n# c\n", ""},
@@ -177,14 +185,13 @@ TEST(GuiHighlight, AStreamedPrefixHighlightsAsTheWholeBlockCut) {
 TEST(GuiHighlight, RandomBytesGiveWellFormedSpans) {
   std::mt19937 rng(20261204);
   const std::string hot = "\"'`/*#\\\n $[]{}()R r-:&@!0x.e";
-  const Lang langs[] = {Lang::kGeneric, Lang::kC,   Lang::kCpp,   Lang::kPython, Lang::kJavaScript,
-                        Lang::kRust,    Lang::kGo,  Lang::kJava,  Lang::kShell,  Lang::kJson,
-                        Lang::kSql,     Lang::kYaml};
+  const Lang langs[] = {Lang::kGeneric,    Lang::kC,    Lang::kCpp, Lang::kPython,
+                        Lang::kJavaScript, Lang::kRust, Lang::kGo,  Lang::kJava,
+                        Lang::kShell,      Lang::kJson, Lang::kSql, Lang::kYaml};
   for (int round = 0; round < 2000; ++round) {
     std::string s;
     const int len = static_cast<int>(rng() % 200);
-    for (int i = 0; i < len; ++i)
-      s += (rng() % 2) ? hot[rng() % hot.size()] : static_cast<char>(rng() % 256);
+    for (int i = 0; i < len; ++i) s += (rng() % 2) ? hot[rng() % hot.size()] : static_cast<char>(rng() % 256);
     for (Lang lang : langs) expect_well_formed(s, highlight(s, lang));
   }
 }
@@ -193,15 +200,16 @@ TEST(GuiHighlight, RandomBytesGiveWellFormedSpans) {
 // never close), in every language, each well under a second (measured: a few ms each).
 TEST(GuiHighlight, MegabyteBlocksOfUnclosedOpeners) {
   const std::string units[] = {"${", "#[", "R\"", "r#\"", "/*", "'", "\"", "`", "\"\"\"", "a:", "- ", "\\"};
-  const Lang langs[] = {Lang::kGeneric, Lang::kCpp, Lang::kPython, Lang::kJavaScript, Lang::kRust,
-                        Lang::kShell,   Lang::kJson, Lang::kSql,   Lang::kYaml};
+  const Lang langs[] = {Lang::kGeneric, Lang::kCpp,  Lang::kPython, Lang::kJavaScript, Lang::kRust,
+                        Lang::kShell,   Lang::kJson, Lang::kSql,    Lang::kYaml};
   for (const std::string& u : units) {
     std::string s;
     while (s.size() < (1u << 20)) s += u;
     for (Lang lang : langs) {
       const auto t0 = std::chrono::steady_clock::now();
       const std::vector<Span> spans = highlight(s, lang);
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       expect_well_formed(s, spans);
       EXPECT_LT(ms, 1000.0) << lang_name(lang) << " on repeated " << u;
     }

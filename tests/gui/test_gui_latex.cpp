@@ -18,7 +18,7 @@ TEST(GuiLatex, ConversionsAsInputOutputPairs) {
       {"x^2 + y^{10} = z_{n+1}", "x² + y¹⁰ = zₙ₊₁"},
       {"e^{i\\pi} + 1 = 0", "e^(iπ) + 1 = 0"},  // π has no superscript form: the whole group in ^( )
       {"e^{ix}", "eⁱˣ"},
-      {"x^{q}", "x^q"},                        // no superscript q in Unicode
+      {"x^{q}", "x^q"},  // no superscript q in Unicode
       {"a_{ij} b_{\\mu\\nu}", "aᵢⱼ b_(μν)"},
       {"A^T A^{-1}", "Aᵀ A⁻¹"},
       {"\\frac{a}{b} + \\frac12 + \\frac{a+b}{c-d}", "a/b + 1/2 + (a+b)/(c-d)"},
@@ -50,7 +50,8 @@ TEST(GuiLatex, ConversionsAsInputOutputPairs) {
 std::vector<std::string> bodies(std::string_view md) {
   std::vector<std::string> out;
   for (const MathRegion& r : find_math(md))
-    out.push_back(std::string(r.display ? "D:" : "I:") + std::string(md.substr(r.body_begin, r.body_end - r.body_begin)));
+    out.push_back(std::string(r.display ? "D:" : "I:") +
+                  std::string(md.substr(r.body_begin, r.body_end - r.body_begin)));
   return out;
 }
 
@@ -105,7 +106,8 @@ TEST(GuiLatex, MegabyteInputs) {
     const auto t0 = std::chrono::steady_clock::now();
     (void)find_math(s);
     const std::string out = to_unicode(s);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_LT(ms, 1000.0) << u;
     EXPECT_LT(out.size(), 8 * s.size()) << u;
   }
@@ -120,12 +122,12 @@ namespace qc::gui::md {
 namespace {
 
 TEST(GuiMarkdownMath, MathBecomesSpansAndCodeKeepsItsSource) {
-  const Document d = parse("Area $\\pi r^2$, for $5 and $10.\n\n$$\\frac{a}{b}$$\n\n`$x$` and \\$y$\n\n"
-                           "```\n$z$ \\(w\\)\n```\n");
+  const Document d = parse(
+      "Area $\\pi r^2$, for $5 and $10.\n\n$$\\frac{a}{b}$$\n\n`$x$` and \\$y$\n\n"
+      "```\n$z$ \\(w\\)\n```\n");
   ASSERT_EQ(d.blocks.size(), 4u);
-  const std::vector<Span> first = {{"Area ", kPlain, ""},
-                                   {"π r²", kMath, "$\\pi r^2$"},
-                                   {", for $5 and $10.", kPlain, ""}};
+  const std::vector<Span> first = {
+      {"Area ", kPlain, ""}, {"π r²", kMath, "$\\pi r^2$"}, {", for $5 and $10.", kPlain, ""}};
   EXPECT_EQ(d.blocks[0].spans, first);
   EXPECT_EQ(d.blocks[1].spans, (std::vector<Span>{{"a/b", kMath | kMathDisplay, "$$\\frac{a}{b}$$"}}));
   EXPECT_EQ(d.blocks[2].spans,

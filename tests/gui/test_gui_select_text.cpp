@@ -11,15 +11,18 @@ namespace qc::gui {
 namespace {
 
 // One unit per byte: widths add up, as ImGui's do.
-float bytes(std::string_view s) { return static_cast<float>(s.size()); }
+float bytes(std::string_view s) {
+  return static_cast<float>(s.size());
+}
 
 TEST(GuiSelectText, PlainTextOfAMessage) {
   const md::Document d = md::parse(
       "# Title\n\nSome *soft* `code` and $x^2$.\n\n1. one\n2. two\n   - [x] done\n\n> quoted\n> more\n\n"
       "| a | b |\n|---|---|\n| 1 | 2 |\n\n```py\nprint(1)\n```\n\n$$\\alpha$$\n");
-  EXPECT_EQ(message_plain_text(d),
-            "Title\n\nSome soft code and x².\n\n1. one\n2. two\n   ☑ done\n\n> quoted more\n\na | b\n1 | 2\n\n"
-            "print(1)\n\nα");
+  EXPECT_EQ(
+      message_plain_text(d),
+      "Title\n\nSome soft code and x².\n\n1. one\n2. two\n   ☑ done\n\n> quoted more\n\na | b\n1 | 2\n\n"
+      "print(1)\n\nα");
 }
 
 TEST(GuiSelectText, WrapsAtSpacesKeepingEveryByte) {
@@ -42,8 +45,7 @@ TEST(GuiSelectText, RandomWrapsMapBackByteForByte) {
     const float width = static_cast<float>(1 + rng() % 30);
     const std::string w = wrap_at_spaces(s, width, bytes);
     ASSERT_EQ(w.size(), s.size());
-    for (size_t i = 0; i < s.size(); ++i)
-      ASSERT_TRUE(w[i] == s[i] || (s[i] == ' ' && w[i] == '\n')) << i;
+    for (size_t i = 0; i < s.size(); ++i) ASSERT_TRUE(w[i] == s[i] || (s[i] == ' ' && w[i] == '\n')) << i;
     size_t start = 0;
     while (start <= w.size()) {
       size_t end = w.find('\n', start);
