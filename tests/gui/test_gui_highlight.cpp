@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "highlight.h"
+#include "markdown.h"
 
 namespace qc::gui::hl {
 namespace {
@@ -178,6 +179,22 @@ TEST(GuiHighlight, AStreamedPrefixHighlightsAsTheWholeBlockCut) {
           << lang_name(b.lang) << " prefix " << n;
     }
   }
+}
+
+// Through the Markdown parse: a fence still open (the reply is streaming) is highlighted by its label, up
+// to where the text has arrived, exactly as the finished block's first lines.
+TEST(GuiHighlight, ParseHighlightsAnOpenFence) {
+  const md::Document open = md::parse("Here:\n\n```python\ndef f(x):\n    return x  # done\n");
+  ASSERT_EQ(open.blocks.size(), 2u);
+  const md::Block& b = open.blocks[1];
+  ASSERT_EQ(b.kind, md::BlockKind::kCode);
+  EXPECT_EQ(b.code_spans, highlight(b.code, Lang::kPython));
+  EXPECT_EQ(show(b.code, Lang::kPython), "[K def] [F f](x):\n    [K return] x  [C # done]\n");
+  const md::Document closed =
+      md::parse("Here:\n\n```python\ndef f(x):\n    return x  # done\n    pass\n```\n");
+  const std::vector<Span>& all = closed.blocks[1].code_spans;
+  EXPECT_EQ(std::vector<Span>(all.begin(), all.begin() + static_cast<long>(b.code_spans.size())),
+            b.code_spans);
 }
 
 // Random bytes (seeded, a fixed number of rounds): never a crash, always well-formed spans, for every
