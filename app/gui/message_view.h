@@ -1,6 +1,7 @@
 // One message of the current branch: role and branch navigator ("< 2/3 >"), actions (copy, edit and
-// resend, regenerate, delete with confirmation), the thinking section (collapsed), the Markdown content,
-// and under replies a stats line (tokens, tok/s, TTFT, MTP acceptance, backend/kernel).
+// resend, regenerate, delete with confirmation), the thinking section (collapsed), the Markdown content
+// (or, in Select text, its plain text in a read-only box), and under replies a stats line (tokens, tok/s,
+// TTFT, MTP acceptance, backend/kernel).
 #pragma once
 
 #include <string>
