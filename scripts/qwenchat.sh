@@ -22,6 +22,11 @@ PACKAGES=(build-essential cmake ninja-build pkg-config git
 # Node runs the Hugging Face agreement tests (tests/agreement). Debian's packages only when no node/npm
 # is on PATH: NodeSource's nodejs bundles npm and conflicts with Debian's npm package.
 command -v node > /dev/null && command -v npm > /dev/null || PACKAGES+=(nodejs npm)
+# For `run` only (the tests do not need them): Chinese/Japanese text in the app. The app merges Noto Sans
+# CJK into its regular face when the file is there (app/gui/fonts.cpp). No emoji font: Debian's libimgui
+# is built with 16-bit ImWchar, so emoji above U+FFFF cannot be drawn whatever the font, and stb_truetype
+# cannot read Noto Color Emoji's bitmap glyphs (docs/GUI.md).
+RUN_PACKAGES=(fonts-noto-cjk)
 
 install_missing() {
   local missing=()
@@ -46,6 +51,7 @@ cmd=${1:-}
 shift || true
 case "$cmd" in
   run)
+    PACKAGES+=("${RUN_PACKAGES[@]}")
     install_missing
     # Machine code for this machine's GPU only (a quarter of the compile time of the full list), when one
     # is present and the build folder is new; a packaged build compiles the full list.

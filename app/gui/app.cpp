@@ -105,8 +105,8 @@ App::~App() {
 }
 
 UiContext App::context() {
-  return UiContext{*worker_, *chat_, store_,    config_,   model_, diag_,
-                   fonts_,   theme_, notices_, requests_, now_s_, api_.status(), &frame_keys_};
+  return UiContext{*worker_, *chat_,   store_,    config_, model_,        diag_,        fonts_,     theme_,
+                   notices_, requests_, now_s_,  api_.status(), &frame_keys_, key_copy_, key_escape_};
 }
 
 void App::start() {
@@ -235,8 +235,11 @@ void App::on_drop(int count, const char** paths) {
 void App::shortcuts() {
   frame_keys_.clear();
   for (const KeyPress& k : key_presses_) frame_keys_.push_back(k.key);
+  key_copy_ = key_escape_ = false;
   for (const KeyPress& k : key_presses_) {
     const bool ctrl = (k.mods & GLFW_MOD_CONTROL) != 0;
+    key_copy_ = key_copy_ || (ctrl && (k.key == GLFW_KEY_C || k.key == GLFW_KEY_INSERT));
+    key_escape_ = key_escape_ || k.key == GLFW_KEY_ESCAPE;
     if (ctrl && k.key == GLFW_KEY_N) requests_.new_conversation = true;
     if (ctrl && k.key == GLFW_KEY_K) requests_.open_search = true;
     if (ctrl && k.key == GLFW_KEY_E) requests_.open_export = true;

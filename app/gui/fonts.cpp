@@ -9,11 +9,16 @@ namespace {
 
 constexpr const char* kDejaVuDir = "/usr/share/fonts/truetype/dejavu/";
 
-// Latin, Greek, Cyrillic, general punctuation (… “ ” – —), arrows, math, box drawing, shapes, U+FFFD.
+// Latin, spacing modifier letters and combining accents, Greek, Cyrillic, phonetic extensions (superscript
+// and subscript letters), general punctuation, super/subscripts, currency, combining marks for symbols,
+// letterlike symbols and number forms (ℝ ℕ ½), arrows, math operators, technical (⌊ ⌈), box drawing,
+// shapes, symbols, dingbats, math brackets and long arrows (⟨ ⟩ ⟹), supplemental operators, Latin
+// Extended-C (ⱼ), U+FFFD. The math text of latex_text.h uses these.
 const ImWchar* text_ranges() {
-  static const ImWchar kRanges[] = {0x0020, 0x024F, 0x0370, 0x03FF, 0x0400, 0x04FF, 0x2000, 0x206F,
-                                    0x20A0, 0x20CF, 0x2100, 0x214F, 0x2190, 0x22FF, 0x2500, 0x25FF,
-                                    0x2600, 0x26FF, 0x2700, 0x27BF, 0xFFFD, 0xFFFD, 0};
+  static const ImWchar kRanges[] = {0x0020, 0x036F, 0x0370, 0x03FF, 0x0400, 0x04FF, 0x1D00, 0x1DBF,
+                                    0x2000, 0x209F, 0x20A0, 0x20FF, 0x2100, 0x218F, 0x2190, 0x23FF,
+                                    0x2500, 0x25FF, 0x2600, 0x26FF, 0x2700, 0x27FF, 0x2A00, 0x2AFF,
+                                    0x2C60, 0x2C7F, 0xFFFD, 0xFFFD, 0};
   return kRanges;
 }
 

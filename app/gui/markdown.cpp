@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "latex_text.h"
+
 namespace qc::gui::md {
 namespace {
 
@@ -264,9 +266,118 @@ class Builder {
   std::vector<std::string> urls_;
 };
 
+constexpr std::string_view kOpen = "\xEE\x80\x80";   // U+E000
+constexpr std::string_view kClose = "\xEE\x80\x81";  // U+E001
+
+// The math of one parse: the original text and where its math is.
+struct Math {
+  std::string_view source;
+  std::vector<tex::MathRegion> regions;
+
+  // A placeholder at s[i]: its region and length, else nullptr.
+  const tex::MathRegion* at(std::string_view s, size_t i, size_t* len) const {
+    if (s.substr(i, kOpen.size()) != kOpen) return nullptr;
+    size_t j = i + kOpen.size();
+    size_t v = 0;
+    while (j < s.size() && s[j] >= '0' && s[j] <= '9' && j - i < 12)
+      v = v * 10 + static_cast<size_t>(s[j++] - '0');
+    if (j == i + kOpen.size() || s.substr(j, kClose.size()) != kClose || v >= regions.size()) return nullptr;
+    *len = j + kClose.size() - i;
+    return &regions[v];
+  }
+
+  std::string_view source_of(const tex::MathRegion& r) const {
+    return source.substr(r.begin, r.end - r.begin);
+  }
+
+  // Placeholders back to their source text.
+  std::string restore(std::string_view s) const {
+    std::string out;
+    size_t i = 0;
+    for (size_t p = s.find(kOpen); p != std::string_view::npos; p = s.find(kOpen, i)) {
+      out.append(s.substr(i, p - i));
+      size_t len = 0;
+      if (const tex::MathRegion* r = at(s, p, &len)) {
+        out.append(source_of(*r));
+        i = p + len;
+      } else {
+        out.append(kOpen);
+        i = p + kOpen.size();
+      }
+    }
+    out.append(s.substr(i));
+    return out;
+  }
+
+  // Spans with placeholders split into text and kMath spans (inline code gets its source back).
+  void split(std::vector<Span>& spans) const {
+    bool any = false;
+    for (const Span& s : spans)
+      any = any || s.text.find(kOpen) != std::string::npos || s.url.find(kOpen) != std::string::npos;
+    if (!any) return;
+    std::vector<Span> out;
+    for (Span& s : spans) {
+      if (s.url.find(kOpen) != std::string::npos) s.url = restore(s.url);
+      if ((s.style & kCode) || s.text.find(kOpen) == std::string::npos) {
+        if (s.style & kCode) s.text = restore(s.text);
+        out.push_back(std::move(s));
+        continue;
+      }
+      const std::string_view t = s.text;
+      size_t i = 0;
+      for (size_t p = t.find(kOpen); p != std::string_view::npos; p = t.find(kOpen, p + 1)) {
+        size_t len = 0;
+        const tex::MathRegion* r = at(t, p, &len);
+        if (r == nullptr) continue;
+        if (p > i) out.push_back({std::string(t.substr(i, p - i)), s.style, s.url});
+        const std::string_view body = source.substr(r->body_begin, r->body_end - r->body_begin);
+        std::string text = tex::to_unicode(body);
+        if (text.empty()) text = std::string(source_of(*r));
+        const uint8_t style =
+            static_cast<uint8_t>((s.style & ~(kCode | kLink)) | kMath | (r->display ? kMathDisplay : 0));
+        out.push_back({std::move(text), style, std::string(source_of(*r))});
+        i = p + len;
+        p = i - 1;
+      }
+      if (i < t.size()) out.push_back({std::string(t.substr(i)), s.style, s.url});
+    }
+    spans = std::move(out);
+  }
+
+  void finish(Block& b) const {
+    split(b.spans);
+    for (auto& row : b.rows)
+      for (auto& cell : row) split(cell);
+    if (b.code.find(kOpen) != std::string::npos) b.code = restore(b.code);
+    for (Block& c : b.children) finish(c);
+  }
+};
+
+// Syntax highlight of every code block, once per parse (highlight.h).
+void highlight_code(std::vector<Block>& blocks) {
+  for (Block& b : blocks) {
+    if (b.kind == BlockKind::kCode) b.code_spans = hl::highlight(b.code, hl::lang_from_label(b.lang));
+    highlight_code(b.children);
+  }
+}
+
 }  // namespace
 
 Document parse(std::string_view markdown) {
+  Math math{markdown, tex::find_math(markdown)};
+  std::string replaced;
+  if (!math.regions.empty()) {
+    size_t at = 0;
+    for (size_t k = 0; k < math.regions.size(); ++k) {
+      replaced.append(markdown.substr(at, math.regions[k].begin - at));
+      replaced.append(kOpen);
+      replaced.append(std::to_string(k));
+      replaced.append(kClose);
+      at = math.regions[k].end;
+    }
+    replaced.append(markdown.substr(at));
+  }
+  const std::string_view text = math.regions.empty() ? markdown : std::string_view(replaced);
   Builder b;
   MD_PARSER p{};
   p.abi_version = 0;
@@ -291,12 +402,15 @@ Document parse(std::string_view markdown) {
     static_cast<Builder*>(u)->text(t, std::string_view(s, n));
     return 0;
   };
-  if (md_parse(markdown.data(), static_cast<MD_SIZE>(markdown.size()), &p, &b) != 0) {
+  if (md_parse(text.data(), static_cast<MD_SIZE>(text.size()), &p, &b) != 0) {
     // md4c fails only on allocation failure; show the text as it is.
     Document d;
     d.blocks.push_back(Block{BlockKind::kParagraph, {{std::string(markdown), kPlain, {}}}});
     return d;
   }
+  if (!math.regions.empty())
+    for (Block& blk : b.doc.blocks) math.finish(blk);
+  highlight_code(b.doc.blocks);
   return std::move(b.doc);
 }
 

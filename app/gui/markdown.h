@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "highlight.h"
+
 namespace qc::gui::md {
 
 enum SpanStyle : uint8_t {
@@ -18,13 +20,17 @@ enum SpanStyle : uint8_t {
   kCode = 1 << 2,      // `a`
   kStrike = 1 << 3,    // ~~a~~
   kLink = 1 << 4,      // [a](url), <url>, bare www./http links
+  // $a$ \(a\): text is the Unicode rendering (latex_text.h), url the LaTeX source.
+  kMath = 1 << 5,
+  // With kMath: $$a$$ \[a\], drawn centred on a line of its own.
+  kMathDisplay = 1 << 6,
 };
 
 // A run of inline text with one style. A hard line break is a span with text "\n".
 struct Span {
   std::string text;
   uint8_t style = kPlain;
-  std::string url;  // kLink
+  std::string url;  // kLink: the address; kMath: the source with its delimiters
   bool operator==(const Span&) const = default;
 };
 
@@ -51,6 +57,7 @@ struct Block {
   int task = 0;
   std::string lang;
   std::string code;
+  std::vector<hl::Span> code_spans;  // kCode: the syntax highlight of `code` (highlight.h), from `lang`
   std::vector<Block> children;
   std::vector<std::vector<std::vector<Span>>> rows;  // [row][column] -> spans
   int header_rows = 0;
@@ -61,7 +68,10 @@ struct Document {
   std::vector<Block> blocks;
 };
 
-// Never fails: text md4c cannot make sense of stays text.
+// Never fails: text md4c cannot make sense of stays text. Math ($...$, \(...\), $$...$$, \[...\]) is
+// found before md4c sees the text (tex::find_math: Markdown escapes would eat its backslashes) and
+// stands in it as a placeholder (U+E000, index, U+E001); afterwards each placeholder becomes a kMath span,
+// or its source again where it landed in code or HTML.
 Document parse(std::string_view markdown);
 
 // The plain text of spans (for copy buttons and tests).

@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <string_view>
 
+#include "code_view.h"
 #include "widgets.h"
 
 namespace qc::gui {
@@ -30,6 +31,7 @@ float text_width(ImFont* f, std::string_view s) {
 }
 
 ImFont* span_font(const Fonts& fonts, ImFont* base, uint8_t style) {
+  if (style & md::kMath) return base;  // DejaVu Sans: more math symbols than the mono face
   if (style & md::kCode) return fonts.mono;
   if (base != fonts.regular) return base;  // headings keep their face
   if (style & md::kStrong) return fonts.bold;
@@ -59,7 +61,9 @@ class Flow {
 
   void finish() {
     ImGui::SetCursorScreenPos(origin_);
-    ImGui::Dummy(ImVec2(right_ - origin_.x, y_ + line_h_ - origin_.y));
+    // After a display formula the line below it is empty: not reserved.
+    const float h = (broke_after_display_ && x_ == origin_.x) ? y_ - origin_.y : y_ + line_h_ - origin_.y;
+    ImGui::Dummy(ImVec2(right_ - origin_.x, std::max(h, line_h_)));
   }
 
  private:
@@ -77,7 +81,14 @@ class Flow {
     ImVec4 col = st_.text_color;
     if (s.style & md::kLink) col = st_.theme->link;
     if (s.style & md::kCode) col = st_.theme->code_text;
+    if (s.style & md::kMath) col = math_color(*st_.theme);
     const ImU32 c = ImGui::GetColorU32(col);
+    broke_after_display_ = false;
+    if (s.style & md::kMathDisplay) {  // centred on a line of its own
+      if (x_ > origin_.x) newline();
+      const float w = text_width(f, s.text);
+      if (w < right_ - origin_.x) x_ = origin_.x + (right_ - origin_.x - w) * 0.5f;
+    }
     std::string_view t = s.text;
     size_t i = 0;
     while (i < t.size()) {
@@ -88,6 +99,10 @@ class Flow {
       std::string_view word = t.substr(i, j - i);
       i = j;
       piece(f, word, c, s);
+    }
+    if (s.style & md::kMathDisplay) {
+      newline();
+      broke_after_display_ = true;
     }
   }
 
@@ -125,6 +140,8 @@ class Flow {
     if (s.style & md::kStrike) {
       dl_->AddLine(ImVec2(p.x, p.y + f->FontSize * 0.55f), ImVec2(p.x + w, p.y + f->FontSize * 0.55f), c);
     }
+    if ((s.style & md::kMath) && ImGui::IsMouseHoveringRect(p, ImVec2(p.x + w, p.y + f->FontSize)))
+      tooltip("%s", s.url.c_str());  // the LaTeX source
     if (s.style & md::kLink) {
       dl_->AddLine(ImVec2(p.x, p.y + f->FontSize), ImVec2(p.x + w, p.y + f->FontSize), c);
       if (ImGui::IsMouseHoveringRect(p, ImVec2(p.x + w, p.y + f->FontSize))) {
@@ -140,6 +157,7 @@ class Flow {
   ImDrawList* dl_;
   ImVec2 origin_;
   float right_, x_, y_, line_h_;
+  bool broke_after_display_ = false;
 };
 
 void draw_spans(const std::vector<md::Span>& spans, const MarkdownStyle& st, ImFont* base) {
@@ -170,11 +188,7 @@ void draw_code(const md::Block& b, const MarkdownStyle& st) {
                                style.FramePadding.x * 2 + ImGui::GetScrollX(),
                            0.0f));
   if (ImGui::SmallButton("Copy")) ImGui::SetClipboardText(std::string(code).c_str());
-  ImGui::PushFont(mono);
-  ImGui::PushStyleColor(ImGuiCol_Text, st.theme->code_text);
-  ImGui::TextUnformatted(code.data(), code.data() + code.size());
-  ImGui::PopStyleColor();
-  ImGui::PopFont();
+  draw_code_text(mono, code, b.code_spans, *st.theme, size);
   ImGui::EndChild();
   ImGui::PopStyleColor();
 }

@@ -1,13 +1,17 @@
 #include "message_view.h"
 
+#include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <imgui_internal.h>
 #include <imgui_stdlib.h>
 
+#include <algorithm>
+#include <cfloat>
 #include <cstdio>
 
 #include "format.h"
 #include "layout.h"
+#include "select_text.h"
 #include "widgets.h"
 
 namespace qc::gui {
@@ -46,7 +50,9 @@ void MessageView::draw(const chat::Message& m, const chat::SiblingInfo& siblings
     MarkdownStyle st{&ctx.fonts, &ctx.theme, ImGui::GetStyleColorVec4(ImGuiCol_Text)};
     const ReplyPlaceholder ph =
         user ? ReplyPlaceholder{} : reply_placeholder(chat::state_name(m.state), m.content, m.thinking, m.stats);
-    if (m.content.find_first_not_of(" \t\r\n") != std::string::npos) {
+    if (selecting_ == m.id) {
+      select_box(m, ctx, cache);
+    } else if (m.content.find_first_not_of(" \t\r\n") != std::string::npos) {
       draw_markdown(cache.get(m.id, m.content), st);
     } else if (!user && m.state == chat::MessageState::kStreaming && m.id == ctx.chat.waiting_reply()) {
       // Not generating yet: its question is not stored (another process holds the database).
@@ -67,6 +73,30 @@ void MessageView::draw(const chat::Message& m, const chat::SiblingInfo& siblings
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();
   const float bottom = ImGui::GetItemRectMax().y + pad;
+  // Double-click on the message (not on a button or a box): Select text; right-click: a small menu.
+  const bool over = ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows) && !ImGui::IsAnyItemHovered() &&
+                    ImGui::IsMouseHoveringRect(start, ImVec2(start.x + width, bottom));
+  // Not while a reply is written: Esc there stops the reply (App::shortcuts) and would leave both.
+  if (over && editing_ != m.id && selecting_ != m.id && !m.content.empty() && !ctx.chat.streaming()) {
+    if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+      selecting_ = m.id;
+      select_frames_ = 0;
+    } else if (ImGui::IsMouseReleased(ImGuiMouseButton_Right)) {
+      ImGui::OpenPopup("message menu");
+    }
+  }
+  if (ImGui::BeginPopup("message menu")) {
+    if (ImGui::MenuItem("Select text", nullptr, false, !ctx.chat.streaming())) {
+      selecting_ = m.id;
+      select_frames_ = 0;
+    }
+    if (ImGui::MenuItem("Copy the message")) {
+      ImGui::SetClipboardText(m.content.c_str());
+      copied_id_ = m.id;
+      copied_at_s_ = ctx.now_s;
+    }
+    ImGui::EndPopup();
+  }
   dl->ChannelsSetCurrent(0);
   dl->AddRectFilled(start, ImVec2(start.x + width, bottom), ImGui::GetColorU32(bg), ctx.em() * 0.4f);
   dl->ChannelsMerge();
@@ -173,6 +203,74 @@ void MessageView::edit_box(const chat::Message& m, UiContext& ctx) {
   if (ImGui::Button("Cancel")) editing_ = 0;
   ImGui::SameLine();
   ImGui::TextColored(ctx.theme.text_muted, "the original stays as branch 1");
+}
+
+void MessageView::select_box(const chat::Message& m, UiContext& ctx, MarkdownCache& cache) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float box_w = std::max(right_ - ImGui::GetCursorScreenPos().x, ctx.em() * 4);
+  std::string text = message_plain_text(cache.get(m.id, m.content));
+  const float wrap_w = box_w - style.FramePadding.x * 2 - style.ScrollbarSize;
+  if (text != select_text_ || wrap_w != select_width_) {
+    select_text_ = std::move(text);
+    select_width_ = wrap_w;
+    ImFont* font = ImGui::GetFont();
+    select_shown_ = wrap_at_spaces(select_text_, wrap_w, [font](std::string_view s) {
+      return font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.0f, s.data(), s.data() + s.size()).x;
+    });
+  }
+  const int lines = 1 + static_cast<int>(std::count(select_shown_.begin(), select_shown_.end(), '\n'));
+  const float box_h = lines * ImGui::GetFontSize() + style.FramePadding.y * 2 + 2;
+  if (select_frames_ == 0) ImGui::SetKeyboardFocusHere();
+  // The box shows and takes the focus over the next frames: run them now, not at the idle tick (0.5 s).
+  if (select_frames_++ < 3) glfwPostEmptyEvent();
+  ImGui::InputTextMultiline("##select", &select_shown_, ImVec2(box_w, box_h), ImGuiInputTextFlags_ReadOnly);
+  const ImGuiID id = ImGui::GetItemID();
+  const bool active = ImGui::IsItemActive();
+  const bool hovered = ImGui::IsItemHovered();
+  const bool deactivated = ImGui::IsItemDeactivated();
+  // Ctrl+C: ImGui has copied the shown selection (with the wrapping's line breaks); the same bytes of the
+  // original text replace it. The selection is counted in characters as ImGui decodes them.
+  // ctx.key_copy comes from GLFW's key callback: a fast Ctrl+C that ImGui's key state missed still copies.
+  const ImGuiIO& io = ImGui::GetIO();
+  const bool copy =
+      ctx.key_copy || (io.KeyCtrl && (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_C)) ||
+                                      ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Insert))));
+  if (active && copy) {
+    const ImGuiInputTextState* state = ImGui::GetInputTextState(id);
+    if (state && !state->HasSelection()) ImGui::SetClipboardText(select_text_.c_str());  // as ImGui: all
+    if (state && state->HasSelection()) {
+      const int a = std::min(state->GetSelectionStart(), state->GetSelectionEnd());
+      const int b = std::max(state->GetSelectionStart(), state->GetSelectionEnd());
+      size_t byte_a = select_shown_.size(), byte_b = select_shown_.size();
+      const char* s = select_shown_.c_str();
+      const char* end = s + select_shown_.size();
+      int ch = 0;
+      for (const char* p = s; p <= end; ++ch) {
+        if (ch == a) byte_a = static_cast<size_t>(p - s);
+        if (ch == b) {
+          byte_b = static_cast<size_t>(p - s);
+          break;
+        }
+        if (p == end) break;
+        unsigned int c = 0;
+        p += ImTextCharFromUtf8(&c, p, end);
+      }
+      if (byte_a < byte_b && byte_b <= select_text_.size())
+        ImGui::SetClipboardText(select_text_.substr(byte_a, byte_b - byte_a).c_str());
+    }
+  }
+  ImGui::TextColored(ctx.theme.text_muted, "%s",
+                     "Select with the mouse · Ctrl+C copies · Esc or a click outside: back");
+  // Leaving: Esc (ImGui lets go of the box), a click elsewhere, or the box losing the focus.
+  const bool clicked_outside =
+      select_frames_ > 2 && !hovered &&
+      (ImGui::IsMouseClicked(ImGuiMouseButton_Left) || ImGui::IsMouseClicked(ImGuiMouseButton_Right));
+  if (deactivated || clicked_outside || ctx.chat.streaming() || ctx.key_escape ||
+      (active && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))) {
+    selecting_ = 0;
+    select_text_.clear();
+    select_shown_.clear();
+  }
 }
 
 void MessageView::stats_line(const chat::Message& m, UiContext& ctx) {

@@ -1,6 +1,7 @@
 // One message of the current branch: role and branch navigator ("< 2/3 >"), actions (copy, edit and
-// resend, regenerate, delete with confirmation), the thinking section (collapsed), the Markdown content,
-// and under replies a stats line (tokens, tok/s, TTFT, MTP acceptance, backend/kernel).
+// resend, regenerate, delete with confirmation), the thinking section (collapsed), the Markdown content
+// (or, in Select text, its plain text in a read-only box), and under replies a stats line (tokens, tok/s,
+// TTFT, MTP acceptance, backend/kernel).
 #pragma once
 
 #include <string>
@@ -25,6 +26,8 @@ class MessageView {
   void actions(const chat::Message& m, UiContext& ctx, float text_end);
   void edit_box(const chat::Message& m, UiContext& ctx);
   void stats_line(const chat::Message& m, UiContext& ctx);
+  // "Select text": the message's plain text in a read-only text box (select_text.h).
+  void select_box(const chat::Message& m, UiContext& ctx, MarkdownCache& cache);
 
   chat::MessageId editing_ = 0;
   std::string edit_text_;
@@ -34,6 +37,12 @@ class MessageView {
   static constexpr double kCopiedShown_s = 1.5;
   chat::MessageId copied_id_ = 0;
   double copied_at_s_ = -1e9;
+  // Select text (double-click a message, or right-click > Select text); Esc or a click outside ends it.
+  chat::MessageId selecting_ = 0;
+  int select_frames_ = 0;     // frames since it began (the box takes the keyboard focus on the first)
+  std::string select_text_;   // the message's plain text
+  std::string select_shown_;  // the same bytes, wrapped to the box (spaces turned into line breaks)
+  float select_width_ = 0;    // the width select_shown_ was wrapped for
 };
 
 }  // namespace qc::gui

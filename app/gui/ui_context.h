@@ -74,6 +74,11 @@ struct UiContext {
     return keys != nullptr && std::find(keys->begin(), keys->end(), glfw_key) != keys->end();
   }
 
+  // Keys pressed this frame, from GLFW's key callback (ImGui 1.86 loses a press and release that arrive
+  // between two frames, as xdotool's and fast taps do).
+  bool key_copy = false;  // Ctrl+C or Ctrl+Insert
+  bool key_escape = false;
+
   float em() const { return fonts.size; }  // sizes are multiples of the font size (STYLE.md)
   ReplySetup reply_setup() const {
     ReplySetup r;
