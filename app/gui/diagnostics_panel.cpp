@@ -351,7 +351,7 @@ void DiagnosticsPanel::context_meter(UiContext& ctx) {
   ImGui::PushStyleColor(ImGuiCol_PlotHistogram, col);
   ImGui::ProgressBar(frac, ImVec2(-1, 0), label);
   ImGui::PopStyleColor();
-  text_wrapped_colored(ctx.theme.text_muted, "of the last reply (each reply re-reads the whole branch)");
+  text_wrapped_colored(ctx.theme.text_muted, "of the last reply: its prompt and its tokens (only the prompt tokens no kept state held were processed again)");
 }
 
 }  // namespace qc::gui
