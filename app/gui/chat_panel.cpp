@@ -4,7 +4,9 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cstdio>
+#include <string_view>
 
 #include "layout.h"
 #include "widgets.h"
@@ -53,7 +55,12 @@ void ChatPanel::header(UiContext& ctx) {
 }
 
 void ChatPanel::messages(UiContext& ctx) {
-  const float input_h = ctx.em() * 5.5f;
+  // The message box grows with its (wrapped) lines, from 5.5 em to 40% of the panel.
+  const int lines = 1 + static_cast<int>(std::count(shown_.begin(), shown_.end(), '\n'));
+  const float want_h = static_cast<float>(lines + 1) * ImGui::GetTextLineHeight() +
+                       ImGui::GetStyle().FramePadding.y * 2 + ImGui::GetStyle().ItemSpacing.y * 3;
+  const float input_h = std::clamp(want_h, ctx.em() * 5.5f,
+                                   std::max(ctx.em() * 5.5f, ImGui::GetContentRegionAvail().y * 0.4f));
   ImGui::BeginChild("messages", ImVec2(0, -input_h), false);
   const chat::ChatTree* tree = ctx.chat.tree();
   if (tree == nullptr || tree->messages.empty()) {
@@ -186,15 +193,52 @@ void ChatPanel::input_box(UiContext& ctx) {
     ImGui::GetIO().KeyCtrl = true;
     ImGui::GetIO().KeyMods |= ImGuiKeyModFlags_Ctrl;
   }
-  const ImGuiInputTextFlags flags =
-      ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CtrlEnterForNewLine;
-  // Under the reading column, as wide as it.
+  const ImGuiInputTextFlags flags = ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CtrlEnterForNewLine |
+                                    ImGuiInputTextFlags_CallbackEdit | ImGuiInputTextFlags_CallbackAlways;
+  // Under the reading column, as wide as it; the text wrapped at its width (soft_wrap.h).
   const ReadingColumn column = reading_column(ImGui::GetContentRegionAvail().x, ctx.config.settings.ui_scale);
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float box_w = column.width - button_w - style.ItemSpacing.x;
+  ImFont* font = ImGui::GetFont();
+  const SoftWrap::Measure measure = [font](std::string_view s) {
+    return font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.0f, s.data(), s.data() + s.size()).x;
+  };
+  struct WrapCall {
+    SoftWrap* wrap;
+    float width;
+    const SoftWrap::Measure* measure;
+  } call{&wrap_, box_w - style.FramePadding.x * 2 - style.ScrollbarSize, &measure};
+  if (input_ != wrap_.typed()) {
+    wrap_.set_typed(input_, call.width, measure);
+    shown_ = wrap_.shown();
+  } else if (wrap_.rewrap(call.width, measure)) {
+    shown_ = wrap_.shown();  // taken by the box when it is not active; while active, by the callback
+  }
+  // Every frame the box is active: an edit is mapped back to the draft and the copy wrapped again, written
+  // over the box's buffer in place (same size, so the cursor and the selection stay where they were).
+  auto on_box = [](ImGuiInputTextCallbackData* d) -> int {
+    auto* w = static_cast<WrapCall*>(d->UserData);
+    const std::string_view buf(d->Buf, static_cast<size_t>(d->BufTextLen));
+    if (buf != w->wrap->shown())
+      w->wrap->edited(buf, w->width, *w->measure);
+    else
+      w->wrap->rewrap(w->width, *w->measure);
+    const std::string& next = w->wrap->shown();
+    if (next.size() == buf.size() && next != buf) {
+      std::copy(next.begin(), next.end(), d->Buf);
+      d->BufDirty = true;
+    }
+    return 0;
+  };
   ImGui::SetCursorPosX(ImGui::GetCursorPosX() + column.offset);
-  const bool entered = ImGui::InputTextMultiline(
-      "##input", &input_, ImVec2(column.width - button_w - ImGui::GetStyle().ItemSpacing.x, -1), flags);
+  const bool entered = ImGui::InputTextMultiline("##input", &shown_, ImVec2(box_w, -1), flags, on_box, &call);
   ImGui::GetIO().KeyCtrl = saved_ctrl;
   ImGui::GetIO().KeyMods = saved_mods;
+  if (shown_ != wrap_.shown()) {  // changed without a callback (ImGui's revert on Esc)
+    wrap_.edited(shown_, call.width, measure);
+    shown_ = wrap_.shown();
+  }
+  input_ = wrap_.typed();
   if (ImGui::IsItemActive()) {
     focus_input_ = 0;
   } else if (want_focus) {

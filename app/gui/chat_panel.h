@@ -10,6 +10,7 @@
 #include "chat/branch_cache.h"
 #include "markdown_view.h"
 #include "message_view.h"
+#include "soft_wrap.h"
 #include "ui_context.h"
 #include "welcome.h"
 
@@ -29,7 +30,9 @@ class ChatPanel {
   void input_box(UiContext& ctx);
   void send(UiContext& ctx);
 
-  std::string input_;
+  std::string input_;  // the draft, as typed
+  SoftWrap wrap_;      // the draft and its wrapped copy (soft_wrap.h)
+  std::string shown_;  // the box's buffer: the wrapped copy
   std::string system_prompt_edit_;
   chat::ConversationId system_prompt_for_ = -1;
   // Frames left to try focusing the input: on the first frames a window may not take keyboard focus yet.

@@ -78,19 +78,19 @@ void WelcomePanel::size_table(UiContext& ctx) {
     estimates_ = qwen_size_estimates(n_ctx);
   }
   const std::vector<WeightFormat>& formats = weight_formats();
-  const int cols = 3 + static_cast<int>(formats.size());
+  const int cols = 2 + static_cast<int>(formats.size());  // the caches are in each cell's tooltip
   ImGui::TextColored(ctx.theme.text_muted,
                      "Memory it takes (estimates from the shapes: weights + caches for a "
                      "%d-token context, Settings > Engine):",
                      estimates_.empty() ? n_ctx : estimates_[0].n_ctx);
   if (ImGui::BeginTable(
           "sizes", cols,
-          ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit)) {
+          // Stretched over the reading column: at 1280x720 fixed-fit columns squeezed the last to one letter.
+          ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp)) {
     ImGui::TableSetupColumn("Size");
     ImGui::TableSetupColumn("Parameters");
     for (const WeightFormat& f : formats)
       ImGui::TableSetupColumn(f.loadable ? f.name : (std::string(f.name) + "*").c_str());
-    ImGui::TableSetupColumn("of which caches");
     ImGui::TableHeadersRow();
     for (const SizeEstimate& e : estimates_) {
       ImGui::TableNextRow();
@@ -109,8 +109,6 @@ void WelcomePanel::size_table(UiContext& ctx) {
         item_tooltip("%s weights %s + caches %s", formats[i].name, format_bytes(e.weight_bytes[i]).c_str(),
                      format_bytes(e.cache_bytes).c_str());
       }
-      ImGui::TableSetColumnIndex(cols - 1);
-      ImGui::TextUnformatted(format_bytes(e.cache_bytes).c_str());
     }
     ImGui::EndTable();
   }
