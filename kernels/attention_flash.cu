@@ -2,14 +2,14 @@
 //
 // Block: 64 query rows of one query head (4 warps x 16 rows), grid (row blocks, n_head), the row blocks
 // with the most positions first. The block walks the positions 0 .. its last row's in tiles of 64: K and
-// V tiles [64][head_dim] f16 stream into shared memory with cp.async, double-buffered (one tile in
-// flight while the other is used). Per tile and warp: S = Q K^T (16 x 64, mma m16n8k16 over head_dim),
-// scale, causal mask by position, online softmax (row max and sum over the four lanes that share a row),
-// O = O * rescale + P V (16 x head_dim). Fragments come from shared memory with ldmatrix (.trans for V);
-// shared rows are padded by 16 bytes so the eight rows of an 8x8 matrix fall on distinct banks.
-// Shared memory: (64 + 4 x 64) x (head_dim + 8) halves = 165 KiB for head_dim 256: one block per SM.
-// Registers: the output accumulator is head_dim / 8 x 4 floats per thread (128 for head_dim 256).
-// The GQA group's heads read the same KV tiles through L2 (24 query heads, 4 KV heads for the 27B).
+// V tiles [64][head_dim] f16 stream into shared memory with cp.async (one buffer, two blocks per SM; or
+// two buffers, one tile in flight while the other is used: kStages). Per tile and warp: S = Q K^T (16 x 64,
+// mma m16n8k16 over head_dim), scale, causal mask by position, online softmax (row max and sum over the four
+// lanes that share a row), O = O * rescale + P V (16 x head_dim). Fragments come from shared memory with
+// ldmatrix (.trans for V); shared rows are padded by 16 bytes so the eight rows of an 8x8 matrix fall on
+// distinct banks. Shared memory: (64 + 2 x 64) x (head_dim + 8) halves = 99 KiB for head_dim 256 (kStages
+// below). Registers: the output accumulator is head_dim / 8 x 4 floats per thread (128 for head_dim 256). The
+// GQA group's heads read the same KV tiles through L2 (24 query heads, 4 KV heads for the 27B).
 #include <cmath>
 
 #include "attention_flash.h"
@@ -22,12 +22,17 @@ constexpr int kRows = 64;  // query rows per block
 constexpr int kKeys = 64;  // positions per tile
 constexpr int kWarps = kRows / 16;
 constexpr int kThreads = 32 * kWarps;
+// K/V buffers: one (99 KiB of shared memory for head_dim 256, two blocks per SM, each overlapping the
+// other's loads) measured faster than two (165 KiB, one block per SM, the next tile loading during this
+// one's math): attention of a 2048-token prompt 14.4 against 17.8 ms, 512 tokens 8295 against 8051 tok/s,
+// 8192 tokens 8477 against 8328 (H200, 27B shapes, 2026-12-04; docs/PERFORMANCE.md). Both stay written.
+constexpr int kStages = 1;
 
-template <int D>
+template <int D, int kStages>
 struct FlashSmem {
   static constexpr int kLd = D + 8;          // halves per shared row (+16 B: conflict-free ldmatrix)
   static constexpr int kTile = kKeys * kLd;  // halves per K or V tile
-  static constexpr size_t kBytes = static_cast<size_t>(kRows * kLd + 4 * kTile) * sizeof(uint16_t);
+  static constexpr size_t kBytes = static_cast<size_t>(kRows * kLd + 2 * kStages * kTile) * sizeof(uint16_t);
 };
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
@@ -72,13 +77,14 @@ __device__ __forceinline__ float prob(float x, float m) {
   return x == -INFINITY ? 0.0f : expf(__fsub_rn(x, m));
 }
 
-template <int D>
-__global__ void __launch_bounds__(kThreads, 1) attn_flash_kernel(const AttentionArgs a, float scale) {
-  using S = FlashSmem<D>;
+template <int D, int kStages>
+__global__ void __launch_bounds__(kThreads, kStages == 1 ? 2 : 1)
+    attn_flash_kernel(const AttentionArgs a, float scale) {
+  using S = FlashSmem<D, kStages>;
   extern __shared__ __align__(16) uint16_t smem[];
-  uint16_t* qs = smem;                   // [kRows][kLd]
-  uint16_t* ks = smem + kRows * S::kLd;  // [2][kKeys][kLd]
-  uint16_t* vs = ks + 2 * S::kTile;      // [2][kKeys][kLd]
+  uint16_t* qs = smem;                     // [kRows][kLd]
+  uint16_t* ks = smem + kRows * S::kLd;    // [kStages][kKeys][kLd]
+  uint16_t* vs = ks + kStages * S::kTile;  // [kStages][kKeys][kLd]
   pdl_wait();
   pdl_trigger();
   const int h = blockIdx.y, g = h / (a.n_head / a.n_kv);
@@ -130,88 +136,95 @@ __global__ void __launch_bounds__(kThreads, 1) attn_flash_kernel(const Attention
   for (int j = 0; j < n_tiles; ++j) {
     cp_async_wait_all();
     __syncthreads();  // tile j visible to all; every warp is done with tile j - 1's stage
-    if (j + 1 < n_tiles) load_tile(j + 1, (j + 1) & 1);
-    if (j * kKeys > warp_last) continue;  // the tile starts after every row of this warp: a no-op for them
-    const uint16_t* kt = ks + (j & 1) * S::kTile;
-    const uint16_t* vt = vs + (j & 1) * S::kTile;
+    if (kStages == 2 && j + 1 < n_tiles) load_tile(j + 1, (j + 1) & 1);
+    // A tile that starts after every row of this warp is a no-op for them.
+    if (j * kKeys <= warp_last) {
+      const uint16_t* kt = ks + (kStages == 2 ? (j & 1) : 0) * S::kTile;
+      const uint16_t* vt = vs + (kStages == 2 ? (j & 1) : 0) * S::kTile;
 
-    // S = Q K^T: 8 n-tiles of 8 positions, k over head_dim in steps of 16.
-    float s[8][4];
+      // S = Q K^T: 8 n-tiles of 8 positions, k over head_dim in steps of 16.
+      float s[8][4];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.0f;
+      for (int i = 0; i < 8; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.0f;
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      uint32_t qa[4];  // rows +0/+8 (sel & 1), dims +0/+8 (sel >> 1)
-      ldsm_x4(smem_u32(qs + (warp * 16 + (sel & 1) * 8 + sub) * S::kLd + kk * 16 + (sel >> 1) * 8), qa);
+      for (int kk = 0; kk < D / 16; ++kk) {
+        uint32_t qa[4];  // rows +0/+8 (sel & 1), dims +0/+8 (sel >> 1)
+        ldsm_x4(smem_u32(qs + (warp * 16 + (sel & 1) * 8 + sub) * S::kLd + kk * 16 + (sel >> 1) * 8), qa);
 #pragma unroll
-      for (int np = 0; np < 4; ++np) {
-        uint32_t kb[4];  // positions +0/+8 (sel >> 1), dims +0/+8 (sel & 1)
-        ldsm_x4(smem_u32(kt + (np * 16 + (sel >> 1) * 8 + sub) * S::kLd + kk * 16 + (sel & 1) * 8), kb);
-        mma_f16(s[2 * np], qa, kb[0], kb[1]);
-        mma_f16(s[2 * np + 1], qa, kb[2], kb[3]);
+        for (int np = 0; np < 4; ++np) {
+          uint32_t kb[4];  // positions +0/+8 (sel >> 1), dims +0/+8 (sel & 1)
+          ldsm_x4(smem_u32(kt + (np * 16 + (sel >> 1) * 8 + sub) * S::kLd + kk * 16 + (sel & 1) * 8), kb);
+          mma_f16(s[2 * np], qa, kb[0], kb[1]);
+          mma_f16(s[2 * np + 1], qa, kb[2], kb[3]);
+        }
       }
-    }
 
-    // Scale, mask by position, online softmax. Lane holds positions key0 + 8 nt + {0, 1} of rows a and b.
-    const int key0 = j * kKeys + (lane & 3) * 2;
-    float tm_a = -INFINITY, tm_b = -INFINITY;
+      // Scale, mask by position, online softmax. Lane holds positions key0 + 8 nt + {0, 1} of rows a and b.
+      const int key0 = j * kKeys + (lane & 3) * 2;
+      float tm_a = -INFINITY, tm_b = -INFINITY;
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
+      for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int key = key0 + nt * 8 + e;
-        const bool in = key < kv_len;
-        s[nt][e] = in && key <= pos_a ? __fmul_rn(s[nt][e], scale) : -INFINITY;
-        s[nt][2 + e] = in && key <= pos_b ? __fmul_rn(s[nt][2 + e], scale) : -INFINITY;
-        tm_a = fmaxf(tm_a, s[nt][e]);
-        tm_b = fmaxf(tm_b, s[nt][2 + e]);
+        for (int e = 0; e < 2; ++e) {
+          const int key = key0 + nt * 8 + e;
+          const bool in = key < kv_len;
+          s[nt][e] = in && key <= pos_a ? __fmul_rn(s[nt][e], scale) : -INFINITY;
+          s[nt][2 + e] = in && key <= pos_b ? __fmul_rn(s[nt][2 + e], scale) : -INFINITY;
+          tm_a = fmaxf(tm_a, s[nt][e]);
+          tm_b = fmaxf(tm_b, s[nt][2 + e]);
+        }
+      tm_a = fmaxf(tm_a, __shfl_xor_sync(kFullMask, tm_a, 1));
+      tm_a = fmaxf(tm_a, __shfl_xor_sync(kFullMask, tm_a, 2));
+      tm_b = fmaxf(tm_b, __shfl_xor_sync(kFullMask, tm_b, 1));
+      tm_b = fmaxf(tm_b, __shfl_xor_sync(kFullMask, tm_b, 2));
+      const float nm_a = fmaxf(m_a, tm_a), nm_b = fmaxf(m_b, tm_b);
+      // Rescale of the old sums: exactly 1 when the maximum stays (a tile past the row), 0 on the first tile.
+      const float c_a = nm_a == -INFINITY ? 1.0f : expf(__fsub_rn(m_a, nm_a));
+      const float c_b = nm_b == -INFINITY ? 1.0f : expf(__fsub_rn(m_b, nm_b));
+      m_a = nm_a;
+      m_b = nm_b;
+      uint32_t
+          pa[4][4];  // P as the A operand of P V: k-step nt / 2 holds n-tiles nt (a0, a1) and nt + 1 (a2, a3)
+      float sum_a = 0.0f, sum_b = 0.0f;
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt) {
+        const float p0 = prob(s[nt][0], nm_a), p1 = prob(s[nt][1], nm_a);
+        const float p2 = prob(s[nt][2], nm_b), p3 = prob(s[nt][3], nm_b);
+        sum_a = __fadd_rn(__fadd_rn(sum_a, p0), p1);
+        sum_b = __fadd_rn(__fadd_rn(sum_b, p2), p3);
+        pa[nt / 2][(nt & 1) * 2] = pack_h2(p0, p1);
+        pa[nt / 2][(nt & 1) * 2 + 1] = pack_h2(p2, p3);
       }
-    tm_a = fmaxf(tm_a, __shfl_xor_sync(kFullMask, tm_a, 1));
-    tm_a = fmaxf(tm_a, __shfl_xor_sync(kFullMask, tm_a, 2));
-    tm_b = fmaxf(tm_b, __shfl_xor_sync(kFullMask, tm_b, 1));
-    tm_b = fmaxf(tm_b, __shfl_xor_sync(kFullMask, tm_b, 2));
-    const float nm_a = fmaxf(m_a, tm_a), nm_b = fmaxf(m_b, tm_b);
-    // Rescale of the old sums: exactly 1 when the maximum stays (a tile past the row), 0 on the first tile.
-    const float c_a = nm_a == -INFINITY ? 1.0f : expf(__fsub_rn(m_a, nm_a));
-    const float c_b = nm_b == -INFINITY ? 1.0f : expf(__fsub_rn(m_b, nm_b));
-    m_a = nm_a;
-    m_b = nm_b;
-    uint32_t pa[4]
-               [4];  // P as the A operand of P V: k-step nt / 2 holds n-tiles nt (a0, a1) and nt + 1 (a2, a3)
-    float sum_a = 0.0f, sum_b = 0.0f;
+      sum_a = __fadd_rn(sum_a, __shfl_xor_sync(kFullMask, sum_a, 1));
+      sum_a = __fadd_rn(sum_a, __shfl_xor_sync(kFullMask, sum_a, 2));
+      sum_b = __fadd_rn(sum_b, __shfl_xor_sync(kFullMask, sum_b, 1));
+      sum_b = __fadd_rn(sum_b, __shfl_xor_sync(kFullMask, sum_b, 2));
+      l_a = __fadd_rn(__fmul_rn(l_a, c_a), sum_a);
+      l_b = __fadd_rn(__fmul_rn(l_b, c_b), sum_b);
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-      const float p0 = prob(s[nt][0], nm_a), p1 = prob(s[nt][1], nm_a);
-      const float p2 = prob(s[nt][2], nm_b), p3 = prob(s[nt][3], nm_b);
-      sum_a = __fadd_rn(__fadd_rn(sum_a, p0), p1);
-      sum_b = __fadd_rn(__fadd_rn(sum_b, p2), p3);
-      pa[nt / 2][(nt & 1) * 2] = pack_h2(p0, p1);
-      pa[nt / 2][(nt & 1) * 2 + 1] = pack_h2(p2, p3);
-    }
-    sum_a = __fadd_rn(sum_a, __shfl_xor_sync(kFullMask, sum_a, 1));
-    sum_a = __fadd_rn(sum_a, __shfl_xor_sync(kFullMask, sum_a, 2));
-    sum_b = __fadd_rn(sum_b, __shfl_xor_sync(kFullMask, sum_b, 1));
-    sum_b = __fadd_rn(sum_b, __shfl_xor_sync(kFullMask, sum_b, 2));
-    l_a = __fadd_rn(__fmul_rn(l_a, c_a), sum_a);
-    l_b = __fadd_rn(__fmul_rn(l_b, c_b), sum_b);
-#pragma unroll
-    for (int i = 0; i < D / 8; ++i) {
-      o[i][0] = __fmul_rn(o[i][0], c_a);
-      o[i][1] = __fmul_rn(o[i][1], c_a);
-      o[i][2] = __fmul_rn(o[i][2], c_b);
-      o[i][3] = __fmul_rn(o[i][3], c_b);
-    }
+      for (int i = 0; i < D / 8; ++i) {
+        o[i][0] = __fmul_rn(o[i][0], c_a);
+        o[i][1] = __fmul_rn(o[i][1], c_a);
+        o[i][2] = __fmul_rn(o[i][2], c_b);
+        o[i][3] = __fmul_rn(o[i][3], c_b);
+      }
 
-    // O += P V: k over the tile's 64 positions in steps of 16, n over head_dim in pairs of 8.
+      // O += P V: k over the tile's 64 positions in steps of 16, n over head_dim in pairs of 8.
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
+      for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
-      for (int dp = 0; dp < D / 16; ++dp) {
-        uint32_t vb[4];  // positions +0/+8 (sel & 1), dims +0/+8 (sel >> 1), transposed
-        ldsm_x4_trans(smem_u32(vt + (kk * 16 + (sel & 1) * 8 + sub) * S::kLd + dp * 16 + (sel >> 1) * 8), vb);
-        mma_f16(o[2 * dp], pa[kk], vb[0], vb[1]);
-        mma_f16(o[2 * dp + 1], pa[kk], vb[2], vb[3]);
-      }
+        for (int dp = 0; dp < D / 16; ++dp) {
+          uint32_t vb[4];  // positions +0/+8 (sel & 1), dims +0/+8 (sel >> 1), transposed
+          ldsm_x4_trans(smem_u32(vt + (kk * 16 + (sel & 1) * 8 + sub) * S::kLd + dp * 16 + (sel >> 1) * 8),
+                        vb);
+          mma_f16(o[2 * dp], pa[kk], vb[0], vb[1]);
+          mma_f16(o[2 * dp + 1], pa[kk], vb[2], vb[3]);
+        }
+    }
+    if (kStages == 1) {  // one buffer: every warp is done with it before the next tile comes in
+      __syncthreads();
+      if (j + 1 < n_tiles) load_tile(j + 1, 0);
+    }
   }
 
   // out = o / l * sigmoid(gate), the decode merge's arithmetic.
@@ -234,14 +247,14 @@ __global__ void __launch_bounds__(kThreads, 1) attn_flash_kernel(const Attention
     }
 }
 
-template <int D>
+template <int D, int kStages>
 cudaError_t launch_flash(const AttentionArgs& a, float scale, cudaStream_t stream) {
-  const size_t smem = FlashSmem<D>::kBytes;
+  const size_t smem = FlashSmem<D, kStages>::kBytes;
   const cudaError_t e = cudaFuncSetAttribute(
-      attn_flash_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+      attn_flash_kernel<D, kStages>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (e != cudaSuccess) return e;
   const dim3 grid((a.m + kRows - 1) / kRows, a.n_head);
-  return launch_kernel(attn_flash_kernel<D>, grid, dim3(kThreads), smem, stream, a.pdl, a, scale);
+  return launch_kernel(attn_flash_kernel<D, kStages>, grid, dim3(kThreads), smem, stream, a.pdl, a, scale);
 }
 
 }  // namespace
@@ -249,8 +262,8 @@ cudaError_t launch_flash(const AttentionArgs& a, float scale, cudaStream_t strea
 GpuStatus attention_flash_rows(const AttentionArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.out, "attention_prefill: the f32 output (out) is required");
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.head_dim)));
-  const cudaError_t e =
-      a.head_dim == 256 ? launch_flash<256>(a, scale, stream) : launch_flash<128>(a, scale, stream);
+  const cudaError_t e = a.head_dim == 256 ? launch_flash<256, kStages>(a, scale, stream)
+                                          : launch_flash<128, kStages>(a, scale, stream);
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch attn_flash_kernel", __FILE__, __LINE__);
   QC_LAUNCH_CHECK("attn_flash_kernel", stream);
   return GpuStatus::success();
