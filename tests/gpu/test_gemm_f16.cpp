@@ -220,9 +220,9 @@ struct Problem {
   }
 };
 
-// |y - exact| <= K 2^-22 sum |w x| per element: f32 accumulation of exact f16 products in any order
-// (2^-24 per addition, at most K additions along a path, doubled for the tensor cores' internal
-// accumulation that may truncate instead of rounding).
+// |y - alpha exact| <= alpha K 2^-22 sum |w x| per element: f32 accumulation of exact f16 products in any
+// order (2^-24 per addition, at most K additions along a path, doubled for the tensor cores' internal
+// accumulation that may truncate instead of rounding), scaled by alpha (a power of two: exact).
 TEST(GemmF16, MatchesDoubleProductWithinTheAccumulationBound) {
   QC_REQUIRE_DEVICE();
   Lt lt(256);
@@ -245,8 +245,8 @@ TEST(GemmF16, MatchesDoubleProductWithinTheAccumulationBound) {
           exact += t;
           mag += std::fabs(t);
         }
-        const double bound = 4.0 * k * std::ldexp(1.0, -22) * mag + 1e-30;
-        ASSERT_LE(std::fabs(got[static_cast<size_t>(r) * n + c] - 4.0 * exact), 4.0 * bound)
+        const double bound = a.alpha * k * std::ldexp(1.0, -22) * mag + 1e-30;
+        ASSERT_LE(std::fabs(got[static_cast<size_t>(r) * n + c] - a.alpha * exact), bound)
             << "N " << n << " K " << k << " row " << r << " col " << c;
       }
   }
