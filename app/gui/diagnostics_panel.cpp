@@ -39,15 +39,6 @@ void plot_labels(const ImVec4& muted, float bottom, float top, float last, const
   dl->AddText(ImVec2(b.x - w - pad, b.y - ImGui::GetTextLineHeight() - 1), ImGui::GetColorU32(ImGuiCol_Text), buf);
 }
 
-std::string date_of(int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
-  return buf;
-}
-
 }  // namespace
 
 // After a restart (no reply yet in this session): the figures stored with the newest reply of the open
@@ -67,7 +58,7 @@ bool DiagnosticsPanel::stored(UiContext& ctx) {
   text_wrapped_colored(ctx.theme.text_muted,
                        "From the database (%s): no reply has run since the app started; the live figures "
                        "(curve, layer norms) come with the next one.",
-                       date_of(m->updated_ms).c_str());
+                       format_date(m->updated_ms).c_str());
   if (ImGui::BeginTable("stored", 4, ImGuiTableFlags_SizingStretchSame)) {
     auto cell = [&](const char* label, const char* value) {
       ImGui::TableNextColumn();

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 
 namespace qc::gui {
@@ -59,6 +60,15 @@ std::string format_stats_line(const nlohmann::json& s) {
   if (const std::string r = str(s, "stop_reason"); !r.empty() && r != "stop_token")
     append(line, "stop: " + r);
   return line;
+}
+
+std::string format_date(int64_t ms) {
+  const std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
+  return buf;
 }
 
 std::string format_bytes(uint64_t bytes) {

@@ -15,6 +15,9 @@ namespace qc::gui {
 // "1.23 GB", "512 KB", "17 B" (powers of 1000).
 std::string format_bytes(uint64_t bytes);
 
+// A store timestamp (milliseconds since the epoch) as local "2026-12-04 14:05".
+std::string format_date(int64_t ms);
+
 // "42 tokens · 12.3 tok/s · prefill 350 tok/s · TTFT 85 ms · MTP 0.74 (0.81/0.62) · cuda/tile"
 // (plus "stop: max_tokens" unless the reply ended on its stop token) from a reply's stats object (keys of
 // chat_state.h). Empty when the object has none of them.

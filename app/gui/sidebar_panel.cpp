@@ -14,15 +14,6 @@
 namespace qc::gui {
 namespace {
 
-std::string date_of(int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
-  return buf;
-}
-
 // Wrapped text with the byte ranges `marks` on a highlight: laid out word by word (a word that does not
 // fit starts a new line), each piece drawn over its own background rectangle when marked.
 void highlighted_text(const std::string& text, const std::vector<std::pair<size_t, size_t>>& marks,
@@ -132,7 +123,7 @@ void SidebarPanel::list(UiContext& ctx) {
       ctx.notices.check(ctx.chat.open(c.id), "open conversation");
     if (ImGui::IsItemHovered()) {
       tooltip("%s\n%lld messages · %s\nright-click: rename, delete", c.title.c_str(),
-                        static_cast<long long>(c.message_count), date_of(c.updated_ms).c_str());
+                        static_cast<long long>(c.message_count), format_date(c.updated_ms).c_str());
     }
     if (ImGui::BeginPopupContextItem("menu")) {
       if (ImGui::MenuItem("Rename…")) {
