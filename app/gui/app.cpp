@@ -62,7 +62,9 @@ Result<std::unique_ptr<App>> App::create(const GuiOptions& options) {
   QC_ASSIGN(store::InstanceLock lock, store::InstanceLock::acquire(db));
   // busy_timeout 0: a write that meets another process's lock fails at once and the chat controller
   // retries it on later frames, so the frame loop never waits on the lock (store.h, chat_controller.h).
-  QC_ASSIGN(store::Store s, store::Store::open(db, {.busy_timeout_ms = 0}));
+  // Recover::kAlways: the lock is this app's own, so a reply still "streaming" is from a run that died.
+  QC_ASSIGN(store::Store s,
+            store::Store::open(db, {.recover_interrupted = store::Recover::kAlways, .busy_timeout_ms = 0}));
   return std::unique_ptr<App>(new App(std::move(lock), std::move(s), std::move(dir), options));
 }
 
