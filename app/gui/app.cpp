@@ -7,8 +7,10 @@
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
@@ -143,7 +145,16 @@ void App::start() {
 
 void App::run(GLFWwindow* window) {
   start();
-  while (!glfwWindowShouldClose(window)) {
+  // Test hook (tests/gui/gui_random_input.sh): while the file QWENCHAT_TEST_HOLD_QUIT names exists, a quit
+  // request (Ctrl+Q, File > Quit, the window's close button) is reported on stderr and ignored, so random
+  // input cannot end the run early; the test removes the file and quits with Ctrl+Q.
+  const char* hold_quit = std::getenv("QWENCHAT_TEST_HOLD_QUIT");
+  for (;;) {
+    if (glfwWindowShouldClose(window)) {
+      if (hold_quit == nullptr || !std::filesystem::exists(hold_quit)) break;
+      std::fprintf(stderr, "qwenchat: quit request held (QWENCHAT_TEST_HOLD_QUIT)\n");
+      glfwSetWindowShouldClose(window, 0);
+    }
     // Idle: sleep until input or a worker event; animate while loading or capturing.
     // Writes waiting for another process's lock are retried each frame: a short wait, not the idle one.
     if (model_.loading || shots_.active() || chat_->has_unsaved()) {
@@ -239,6 +250,9 @@ void App::shortcuts() {
     if (ctrl && k.key == GLFW_KEY_B) toggle_sidebar();
     if (ctrl && k.key == GLFW_KEY_I) toggle_inspector();
     if (ctrl && k.key == GLFW_KEY_Q) glfwSetWindowShouldClose(glfwGetCurrentContext(), 1);
+    if (ctrl && (k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD)) zoom(+1);
+    if (ctrl && (k.key == GLFW_KEY_MINUS || k.key == GLFW_KEY_KP_SUBTRACT)) zoom(-1);
+    if (ctrl && (k.key == GLFW_KEY_0 || k.key == GLFW_KEY_KP_0)) zoom(0);
     // Esc in the search box clears the search; anywhere else it stops the reply being written.
     if (k.key == GLFW_KEY_ESCAPE && !sidebar_.escape() && chat_->streaming()) chat_->stop();
     if (k.key == GLFW_KEY_F12 && shots_.enabled()) notices_.check(shots_.start(), "captures");
@@ -312,6 +326,15 @@ void App::toggle_sidebar() {
   config_dirty_ = true;
 }
 
+// Ctrl+= / Ctrl+- / Ctrl+0: the UI scale by 0.25 within the settings slider's range, or back to 1.
+void App::zoom(int step) {
+  float& scale = config_.settings.ui_scale;
+  const float next = step == 0 ? 1.0f : std::clamp(std::round(scale * 4.0f + step) / 4.0f, 0.75f, 2.5f);
+  if (next == scale) return;
+  scale = next;
+  requests_.rebuild_fonts = requests_.save_config = true;
+}
+
 void App::toggle_inspector() {
   config_.show_inspector = !config_.show_inspector;
   config_dirty_ = true;
@@ -357,9 +380,11 @@ void App::layout() {
   const ImVec2 size(vp->WorkSize.x, vp->WorkSize.y - status_h);
   const ColumnLayout cols = column_layout(size.x, em, config_);
   const float side_w = cols.sidebar_w, insp_w = cols.inspector_w;
+  // NoFocusOnAppearing: a column shown again (Ctrl+B, Ctrl+I) took the focus, which ended the message
+  // box's editing; the next keys and Enter went nowhere (found by tests/gui/gui_random_input.sh).
   const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                                  ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoBringToFrontOnFocus |
-                                 ImGuiWindowFlags_NoSavedSettings;
+                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing;
 
   rect_sidebar_ = ImVec4(0, 0, 0, 0);
   if (config_.show_sidebar) {
