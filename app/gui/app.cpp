@@ -527,10 +527,28 @@ void App::menu_bar() {
 }
 
 void App::status_bar(float) {
+  char right[128];
+  if (chat_->streaming() && diag_.last) {
+    std::snprintf(right, sizeof right, "generating · %.1f tok/s", diag_.last->decode_tok_per_s);
+  } else if (model_.loading) {
+    std::snprintf(right, sizeof right, "loading…");
+  } else if (model_.facts) {
+    std::snprintf(right, sizeof right, "%s · ready", model_.facts->backend.name.c_str());
+  } else {
+    std::snprintf(right, sizeof right, "no model");
+  }
+  const float right_x =
+      ImGui::GetWindowWidth() - ImGui::CalcTextSize(right).x - ImGui::GetStyle().WindowPadding.x;
   if (!notices_.entries.empty()) {
     const Notices::Entry& e = notices_.entries.back();
+    // Clipped before the status on the right: a long notice (a path) in a narrow window was drawn under
+    // it (seen in gui_random_input's captures). The whole text is in the tooltip.
+    const ImVec2 pos = ImGui::GetWindowPos();
+    ImGui::PushClipRect(pos, ImVec2(pos.x + right_x - ImGui::GetFontSize(), pos.y + ImGui::GetWindowHeight()),
+                        true);
     ImGui::TextColored(e.error ? theme_.error : theme_.text_muted, "%s", e.text.c_str());
-    if (ImGui::IsItemHovered() && notices_.entries.size() > 1) {
+    ImGui::PopClipRect();
+    if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();
       ImGui::PushTextWrapPos(tooltip_wrap_width() * 1.5f);  // notices carry paths: a little wider
       const size_t first = notices_.entries.size() > 12 ? notices_.entries.size() - 12 : 0;
@@ -542,19 +560,7 @@ void App::status_bar(float) {
       ImGui::EndTooltip();
     }
   }
-  char right[128];
-  if (chat_->streaming() && diag_.last) {
-    std::snprintf(right, sizeof right, "generating · %.1f tok/s", diag_.last->decode_tok_per_s);
-  } else if (model_.loading) {
-    std::snprintf(right, sizeof right, "loading…");
-  } else if (model_.facts) {
-    std::snprintf(right, sizeof right, "%s · ready", model_.facts->backend.name.c_str());
-  } else {
-    std::snprintf(right, sizeof right, "no model");
-  }
-  const float w = ImGui::CalcTextSize(right).x;
-  ImGui::SameLine(
-      std::max(ImGui::GetWindowWidth() - w - ImGui::GetStyle().WindowPadding.x, ImGui::GetCursorPosX() + 20));
+  ImGui::SameLine(std::max(right_x, ImGui::GetCursorPosX() + 20));
   ImGui::TextColored(theme_.text_muted, "%s", right);
 }
 

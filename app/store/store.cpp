@@ -133,10 +133,10 @@ Result<Store> Store::open(const std::string& path, const OpenOptions& options) {
         return make_error("store: open " + path + ": " + migrated.error().message, migrated.error().hint);
       // Still "streaming" in the file = an earlier run died mid-reply (what was flushed is all there is),
       // unless an app holds the instance lock: then it may be that app's live reply.
-      const bool recover = options.recover_interrupted == Recover::kAlways ||
-                           (options.recover_interrupted == Recover::kUnlessAppRunning && !InstanceLock::held(path));
-      if (recover)
-        db->exec("UPDATE messages SET state = 'stopped' WHERE state = 'streaming'");
+      const bool recover =
+          options.recover_interrupted == Recover::kAlways ||
+          (options.recover_interrupted == Recover::kUnlessAppRunning && !InstanceLock::held(path));
+      if (recover) db->exec("UPDATE messages SET state = 'stopped' WHERE state = 'streaming'");
     }
     return Store(path, std::move(db));
   });

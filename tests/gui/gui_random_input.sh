@@ -201,7 +201,11 @@ import -window root "$ART/after_random.png" 2>/dev/null
 xdotool key Escape sleep 0.2 key Escape sleep 0.2 key Escape
 xdotool windowsize "$WIN" 1280 800; sleep 0.5
 xdotool mousemove --window "$WIN" 640 5 key ctrl+0 sleep 0.5 key ctrl+n sleep 1
-xdotool key ctrl+a BackSpace
+# The message box keeps what random typing left there: select all and delete it. Held for a moment:
+# ImGui 1.86 samples key state once per frame, and xdotool's instant taps of Ctrl+A / BackSpace were
+# missed (seed 4: the leftover text stayed after the draft).
+xdotool keydown ctrl+a; sleep 0.2; xdotool keyup ctrl+a
+xdotool keydown BackSpace; sleep 0.2; xdotool keyup BackSpace
 # ASCII: xdotool types characters missing from the keymap by remapping a key, and under load some are
 # lost (seen: "ünïcödé" arrived as "üncd"), which is xdotool's doing, not the app's.
 DRAFT_1="draft after $STEPS random events, seed $RSEED"

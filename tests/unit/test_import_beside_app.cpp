@@ -83,7 +83,8 @@ TEST(ImportBesideApp, TheRunningAppsReplyStaysStreamingAndAnEndedOnesIsRecovered
   close(ready[1]);
   close(go[0]);
   chat::MessageId reply = 0;
-  ASSERT_EQ(static_cast<ssize_t>(sizeof reply), read(ready[0], &reply, sizeof reply)) << "the app did not start";
+  ASSERT_EQ(static_cast<ssize_t>(sizeof reply), read(ready[0], &reply, sizeof reply))
+      << "the app did not start";
   ASSERT_TRUE(InstanceLock::held(db));
   ASSERT_EQ("streaming", state_of(db, reply));
 
@@ -97,7 +98,8 @@ TEST(ImportBesideApp, TheRunningAppsReplyStaysStreamingAndAnEndedOnesIsRecovered
   ASSERT_EQ(1, write(go[1], "g", 1));
   int status = 0;
   ASSERT_EQ(pid, waitpid(pid, &status, 0));
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the app failed at step " << WEXITSTATUS(status);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the app failed at step " << WEXITSTATUS(status);
   close(ready[0]);
   close(go[1]);
   EXPECT_EQ("part one part two", test::sql_text(db, "SELECT content FROM messages WHERE id = " +
@@ -131,8 +133,8 @@ TEST(ImportBesideApp, TheAppRecoversAtItsOwnStartUnderItsOwnLock) {
     cid = t.conversation.id;
     reply = r->message;
   }
-  const std::string sql =
-      "SELECT state FROM messages WHERE conversation_id = " + std::to_string(cid) + " AND id = " + std::to_string(reply);
+  const std::string sql = "SELECT state FROM messages WHERE conversation_id = " + std::to_string(cid) +
+                          " AND id = " + std::to_string(reply);
   ASSERT_EQ("streaming", test::sql_text(db, sql));
   {
     InstanceLock lock = must(InstanceLock::acquire(db));
@@ -150,8 +152,8 @@ TEST(ImportBesideApp, TheAppRecoversAtItsOwnStartUnderItsOwnLock) {
     test::must_ok(st.apply(t, *r));
     reply = r->message;
   }
-  const std::string sql2 =
-      "SELECT state FROM messages WHERE conversation_id = " + std::to_string(cid) + " AND id = " + std::to_string(reply);
+  const std::string sql2 = "SELECT state FROM messages WHERE conversation_id = " + std::to_string(cid) +
+                           " AND id = " + std::to_string(reply);
   { Store st = must(Store::open(db, {.recover_interrupted = Recover::kNever})); }
   EXPECT_EQ("streaming", test::sql_text(db, sql2));
   { Store st = must(Store::open(db)); }
