@@ -2,7 +2,8 @@
 //   qwenchat-cli export [--db PATH] (--conversation ID | --all) --format md|json|txt [--branch current|all]
 //   [--out PATH] qwenchat-cli import [--db PATH] --in FILE
 // Export opens the database read-only (safe while the app runs: WAL lets readers in) and writes to
-// stdout, or to --out atomically (PATH.partial, then rename). Import adds each conversation with a new id.
+// stdout, or to --out atomically (PATH.partial, then rename). Import adds each conversation with a new id;
+// beside a running app it leaves that app's reply in progress alone (exporter::import_json_into).
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -88,8 +89,7 @@ Status cmd_import(int argc, char** argv) {
   auto parsed = exporter::parse_export_json(ss.str());
   if (!parsed.ok()) return make_error(in + ": " + parsed.error().message, parsed.error().hint);
   QC_ASSIGN(const std::string path, db_path(args));
-  QC_ASSIGN(store::Store st, store::Store::open(path));
-  QC_ASSIGN(const std::vector<chat::ConversationId> ids, exporter::import_json(st, ss.str()));
+  QC_ASSIGN(const std::vector<chat::ConversationId> ids, exporter::import_json_into(path, ss.str()));
   std::printf("imported %zu conversation%s into %s:", ids.size(), ids.size() == 1 ? "" : "s", path.c_str());
   for (chat::ConversationId id : ids) std::printf(" %lld", static_cast<long long>(id));
   std::printf("\n");

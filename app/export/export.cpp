@@ -28,6 +28,13 @@ Result<std::vector<chat::ConversationId>> import_json(store::Store& store, std::
   return ids;
 }
 
+Result<std::vector<chat::ConversationId>> import_json_into(const std::string& db_path,
+                                                           std::string_view text) {
+  if (auto parsed = parse_export_json(text); !parsed.ok()) return parsed.error();  // before creating the file
+  QC_ASSIGN(store::Store st, store::Store::open(db_path));
+  return import_json(st, text);
+}
+
 Result<std::string> export_from_store(const store::Store& store, const std::vector<chat::ConversationId>& ids,
                                       const ExportOptions& options) {
   std::vector<chat::ConversationId> which = ids;

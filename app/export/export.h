@@ -65,6 +65,12 @@ Result<std::vector<chat::ChatTree>> parse_export_json(std::string_view text);
 // Returns the new conversation ids in document order.
 Result<std::vector<chat::ConversationId>> import_json(store::Store& store, std::string_view text);
 
+// What `qwenchat-cli import` runs: opens (creating) the database at db_path with the default options and
+// imports into it. Safe beside a running app: the open leaves replies still "streaming" alone while an
+// app holds the database's instance lock (store::Recover::kUnlessAppRunning), and a bad document is
+// refused before the database is created.
+Result<std::vector<chat::ConversationId>> import_json_into(const std::string& db_path, std::string_view text);
+
 // Loads conversations from a store and exports them (what the CLI and the GUI's export dialog call).
 // ids empty = every conversation, most recent first.
 Result<std::string> export_from_store(const store::Store& store, const std::vector<chat::ConversationId>& ids,

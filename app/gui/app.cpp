@@ -7,8 +7,10 @@
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
@@ -62,7 +64,9 @@ Result<std::unique_ptr<App>> App::create(const GuiOptions& options) {
   QC_ASSIGN(store::InstanceLock lock, store::InstanceLock::acquire(db));
   // busy_timeout 0: a write that meets another process's lock fails at once and the chat controller
   // retries it on later frames, so the frame loop never waits on the lock (store.h, chat_controller.h).
-  QC_ASSIGN(store::Store s, store::Store::open(db, {.busy_timeout_ms = 0}));
+  // Recover::kAlways: the lock is this app's own, so a reply still "streaming" is from a run that died.
+  QC_ASSIGN(store::Store s,
+            store::Store::open(db, {.recover_interrupted = store::Recover::kAlways, .busy_timeout_ms = 0}));
   return std::unique_ptr<App>(new App(std::move(lock), std::move(s), std::move(dir), options));
 }
 
@@ -141,7 +145,16 @@ void App::start() {
 
 void App::run(GLFWwindow* window) {
   start();
-  while (!glfwWindowShouldClose(window)) {
+  // Test hook (tests/gui/gui_random_input.sh): while the file QWENCHAT_TEST_HOLD_QUIT names exists, a quit
+  // request (Ctrl+Q, File > Quit, the window's close button) is reported on stderr and ignored, so random
+  // input cannot end the run early; the test removes the file and quits with Ctrl+Q.
+  const char* hold_quit = std::getenv("QWENCHAT_TEST_HOLD_QUIT");
+  for (;;) {
+    if (glfwWindowShouldClose(window)) {
+      if (hold_quit == nullptr || !std::filesystem::exists(hold_quit)) break;
+      std::fprintf(stderr, "qwenchat: quit request held (QWENCHAT_TEST_HOLD_QUIT)\n");
+      glfwSetWindowShouldClose(window, 0);
+    }
     // Idle: sleep until input or a worker event; animate while loading or capturing.
     // Writes waiting for another process's lock are retried each frame: a short wait, not the idle one.
     if (model_.loading || shots_.active() || chat_->has_unsaved()) {
@@ -247,6 +260,9 @@ void App::shortcuts() {
     if (ctrl && k.key == GLFW_KEY_B) toggle_sidebar();
     if (ctrl && k.key == GLFW_KEY_I) toggle_inspector();
     if (ctrl && k.key == GLFW_KEY_Q) glfwSetWindowShouldClose(glfwGetCurrentContext(), 1);
+    if (ctrl && (k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD)) zoom(+1);
+    if (ctrl && (k.key == GLFW_KEY_MINUS || k.key == GLFW_KEY_KP_SUBTRACT)) zoom(-1);
+    if (ctrl && (k.key == GLFW_KEY_0 || k.key == GLFW_KEY_KP_0)) zoom(0);
     // Esc in the search box clears the search; in a popup (the file browser, the export dialog) it closes
     // the popup; anywhere else it stops the reply being written.
     const bool popup = ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId);
@@ -322,6 +338,15 @@ void App::toggle_sidebar() {
   config_dirty_ = true;
 }
 
+// Ctrl+= / Ctrl+- / Ctrl+0: the UI scale by 0.25 within the settings slider's range, or back to 1.
+void App::zoom(int step) {
+  float& scale = config_.settings.ui_scale;
+  const float next = step == 0 ? 1.0f : std::clamp(std::round(scale * 4.0f + step) / 4.0f, 0.75f, 2.5f);
+  if (next == scale) return;
+  scale = next;
+  requests_.rebuild_fonts = requests_.save_config = true;
+}
+
 void App::toggle_inspector() {
   config_.show_inspector = !config_.show_inspector;
   config_dirty_ = true;
@@ -373,9 +398,11 @@ void App::layout() {
   const ImVec2 size(vp->WorkSize.x, vp->WorkSize.y - status_h);
   const ColumnLayout cols = column_layout(size.x, em, config_);
   const float side_w = cols.sidebar_w, insp_w = cols.inspector_w;
+  // NoFocusOnAppearing: a column shown again (Ctrl+B, Ctrl+I) took the focus, which ended the message
+  // box's editing; the next keys and Enter went nowhere (found by tests/gui/gui_random_input.sh).
   const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                                  ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoBringToFrontOnFocus |
-                                 ImGuiWindowFlags_NoSavedSettings;
+                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing;
 
   rect_sidebar_ = ImVec4(0, 0, 0, 0);
   if (config_.show_sidebar) {
@@ -520,10 +547,28 @@ void App::menu_bar() {
 }
 
 void App::status_bar(float) {
+  char right[128];
+  if (chat_->streaming() && diag_.last) {
+    std::snprintf(right, sizeof right, "generating · %.1f tok/s", diag_.last->decode_tok_per_s);
+  } else if (model_.loading) {
+    std::snprintf(right, sizeof right, "loading…");
+  } else if (model_.facts) {
+    std::snprintf(right, sizeof right, "%s · ready", model_.facts->backend.name.c_str());
+  } else {
+    std::snprintf(right, sizeof right, "no model");
+  }
+  const float right_x =
+      ImGui::GetWindowWidth() - ImGui::CalcTextSize(right).x - ImGui::GetStyle().WindowPadding.x;
   if (!notices_.entries.empty()) {
     const Notices::Entry& e = notices_.entries.back();
+    // Clipped before the status on the right: a long notice (a path) in a narrow window was drawn under
+    // it (seen in gui_random_input's captures). The whole text is in the tooltip.
+    const ImVec2 pos = ImGui::GetWindowPos();
+    ImGui::PushClipRect(pos, ImVec2(pos.x + right_x - ImGui::GetFontSize(), pos.y + ImGui::GetWindowHeight()),
+                        true);
     ImGui::TextColored(e.error ? theme_.error : theme_.text_muted, "%s", e.text.c_str());
-    if (ImGui::IsItemHovered() && notices_.entries.size() > 1) {
+    ImGui::PopClipRect();
+    if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();
       ImGui::PushTextWrapPos(tooltip_wrap_width() * 1.5f);  // notices carry paths: a little wider
       const size_t first = notices_.entries.size() > 12 ? notices_.entries.size() - 12 : 0;
@@ -535,19 +580,7 @@ void App::status_bar(float) {
       ImGui::EndTooltip();
     }
   }
-  char right[128];
-  if (chat_->streaming() && diag_.last) {
-    std::snprintf(right, sizeof right, "generating · %.1f tok/s", diag_.last->decode_tok_per_s);
-  } else if (model_.loading) {
-    std::snprintf(right, sizeof right, "loading…");
-  } else if (model_.facts) {
-    std::snprintf(right, sizeof right, "%s · ready", model_.facts->backend.name.c_str());
-  } else {
-    std::snprintf(right, sizeof right, "no model");
-  }
-  const float w = ImGui::CalcTextSize(right).x;
-  ImGui::SameLine(
-      std::max(ImGui::GetWindowWidth() - w - ImGui::GetStyle().WindowPadding.x, ImGui::GetCursorPosX() + 20));
+  ImGui::SameLine(std::max(right_x, ImGui::GetCursorPosX() + 20));
   ImGui::TextColored(theme_.text_muted, "%s", right);
 }
 

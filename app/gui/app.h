@@ -64,6 +64,7 @@ class App {
   void remember_window(GLFWwindow* window);
   void toggle_sidebar();
   void toggle_inspector();  // size and place into the config (saved when changed)
+  void zoom(int step);      // UI scale: +1 / -1 a step of 0.25, 0 back to 1
   // A draggable bar between two columns (x: its left edge); returns the horizontal drag this frame.
   float splitter(const char* id, float x, float y, float w, float h);
   UiContext context();

@@ -14,6 +14,15 @@
 namespace qc::gui {
 
 void ChatPanel::draw(UiContext& ctx) {
+  // An edit box belongs to its conversation. Message ids are per conversation: left open, it came back on
+  // another conversation's message of the same id with the first one's text (Save would have resent that
+  // there), and after Ctrl+N it kept the message box from taking the focus, so the typed text went
+  // nowhere (found by tests/gui/gui_random_input.sh).
+  const chat::ConversationId open = ctx.chat.tree() ? ctx.chat.tree()->conversation.id : 0;
+  if (open != edit_for_) {
+    message_view_.cancel_edit();
+    edit_for_ = open;
+  }
   header(ctx);
   messages(ctx);
   input_box(ctx);

@@ -43,6 +43,7 @@ class ChatPanel {
   bool was_streaming_ = false;
   MessageView message_view_;
   WelcomePanel welcome_;  // an empty conversation's content
+  chat::ConversationId edit_for_ = 0;  // the conversation an open edit box belongs to
   MarkdownCache cache_;
   chat::ConversationId cache_for_ = -1;
   // Virtualised drawing: each message's height when it was last drawn (with the width and text size it

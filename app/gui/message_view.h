@@ -19,6 +19,7 @@ class MessageView {
   void draw(const chat::Message& m, const chat::SiblingInfo& siblings, UiContext& ctx, MarkdownCache& cache);
 
   bool editing() const { return editing_ != 0; }
+  void cancel_edit() { editing_ = 0; }
 
  private:
   void header(const chat::Message& m, const chat::SiblingInfo& sib, UiContext& ctx);

@@ -61,6 +61,15 @@ Result<InstanceLock> InstanceLock::acquire(const std::string& db_path) {
   return InstanceLock(std::move(path), fd);
 }
 
+bool InstanceLock::held(const std::string& db_path) {
+  const std::string path = db_path + ".lock";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno != ENOENT;
+  const bool free = ::flock(fd, LOCK_SH | LOCK_NB) == 0;
+  ::close(fd);  // drops the probe's shared lock
+  return !free;
+}
+
 InstanceLock::InstanceLock(InstanceLock&& other) noexcept
     : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
 

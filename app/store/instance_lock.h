@@ -13,7 +13,8 @@
 // lock after a crash), and independent of the fcntl locks SQLite takes on the database itself. The pid is
 // written into the file for the refusal message. Readers (qwenchat-cli export) and the CLI's import do not
 // take it: they are safe beside the app (reads see a consistent snapshot, an import adds a conversation
-// with an id the database assigns).
+// with an id the database assigns). The import only probes it (held()): a store opened read-write marks
+// replies still "streaming" as stopped, which is right after a crash and wrong while an app writes one.
 #pragma once
 
 #include <string>
@@ -27,6 +28,13 @@ class InstanceLock {
   // Takes the lock for the database at db_path (creating "<db_path>.lock"). Errors: another process holds
   // it (the message names the database and that process), or the lock file cannot be created.
   static Result<InstanceLock> acquire(const std::string& db_path);
+
+  // Whether some open of the lock holds it now: a running app (or this process's own InstanceLock). A
+  // non-blocking probe: takes the lock shared and drops it at once; false only when that succeeded or
+  // the lock file does not exist (no app ever ran on the database). A lock file that cannot be opened or
+  // locked for another reason counts as held: the caller then leaves the database as it is. While the
+  // probe holds the lock (microseconds) an app starting on the database is refused as a second instance.
+  static bool held(const std::string& db_path);
 
   InstanceLock(InstanceLock&& other) noexcept;
   InstanceLock& operator=(InstanceLock&& other) noexcept;

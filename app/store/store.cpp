@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "store/instance_lock.h"
 #include "store/schema.h"
 #include "store/snippet.h"
 #include "store/store_internal.h"
@@ -130,9 +131,12 @@ Result<Store> Store::open(const std::string& path, const OpenOptions& options) {
       const Status migrated = schema::migrate(*db);
       if (!migrated.ok())
         return make_error("store: open " + path + ": " + migrated.error().message, migrated.error().hint);
-      // Still "streaming" in the file = an earlier run died mid-reply; what was flushed is all there is.
-      if (options.recover_interrupted)
-        db->exec("UPDATE messages SET state = 'stopped' WHERE state = 'streaming'");
+      // Still "streaming" in the file = an earlier run died mid-reply (what was flushed is all there is),
+      // unless an app holds the instance lock: then it may be that app's live reply.
+      const bool recover =
+          options.recover_interrupted == Recover::kAlways ||
+          (options.recover_interrupted == Recover::kUnlessAppRunning && !InstanceLock::held(path));
+      if (recover) db->exec("UPDATE messages SET state = 'stopped' WHERE state = 'streaming'");
     }
     return Store(path, std::move(db));
   });

@@ -48,14 +48,25 @@ using chat::MessageId;
 // variable is set (or XDG_DATA_HOME is relative, which the XDG spec says to ignore).
 Result<std::string> default_db_path();
 
+// What Store::open does with replies still marked streaming (OpenOptions::recover_interrupted).
+enum class Recover {
+  // Mark them stopped only when no app holds the database's instance lock (InstanceLock::held, a
+  // non-blocking probe): they were cut off when an earlier run died. While an app runs, one of them may
+  // be its live reply, so they are left alone (qwenchat-cli import beside the app, #13 item 5).
+  kUnlessAppRunning,
+  // Always: the caller holds the instance lock itself (the app at start-up, before any reply of its own).
+  kAlways,
+  kNever,
+};
+
 struct OpenOptions {
   // Open for reading only (export); the file must exist. Writes nothing anywhere: a database in a folder
   // that cannot be written (a read-only file system) and without a -wal file is read as immutable.
   bool read_only = false;
   bool create = true;  // create the file and its folders when missing (ignored when read_only)
-  // Replies still marked streaming were cut off when an earlier run died (this process has none yet):
-  // mark them stopped. Only when opened read-write; the app opens its store once at start-up.
-  bool recover_interrupted = true;
+  // Replies still marked streaming were cut off when an earlier run died: mark them stopped (see Recover).
+  // Only when opened read-write; the app opens its store once at start-up.
+  Recover recover_interrupted = Recover::kUnlessAppRunning;
   // How long a statement waits for another connection's lock before failing with "database is locked".
   // 2 s suits the CLI (an import waits out the app's short writes); the GUI passes 0 and retries.
   int busy_timeout_ms = 2000;
