@@ -217,11 +217,13 @@ void ChatPanel::input_box(UiContext& ctx) {
     float width;
     const SoftWrap::Measure* measure;
   } call{&wrap_, box_w - style.FramePadding.x * 2 - style.ScrollbarSize, &measure};
-  if (input_ != wrap_.typed()) {
-    wrap_.set_typed(input_, call.width, measure);
-    shown_ = wrap_.shown();
-  } else if (wrap_.rewrap(call.width, measure)) {
-    shown_ = wrap_.shown();  // taken by the box when it is not active; while active, by the callback
+  if (!box_active_) {
+    if (input_ != wrap_.typed()) {
+      wrap_.set_typed(input_, call.width, measure);
+      shown_ = wrap_.shown();
+    } else if (wrap_.rewrap(call.width, measure)) {
+      shown_ = wrap_.shown();
+    }
   }
   // Every frame the box is active: an edit is mapped back to the draft and the copy wrapped again, written
   // over the box's buffer in place (same size, so the cursor and the selection stay where they were).
@@ -248,6 +250,7 @@ void ChatPanel::input_box(UiContext& ctx) {
     shown_ = wrap_.shown();
   }
   input_ = wrap_.typed();
+  box_active_ = ImGui::IsItemActive();
   if (ImGui::IsItemActive()) {
     focus_input_ = 0;
   } else if (want_focus) {

@@ -33,6 +33,9 @@ class ChatPanel {
   std::string input_;  // the draft, as typed
   SoftWrap wrap_;      // the draft and its wrapped copy (soft_wrap.h)
   std::string shown_;  // the box's buffer: the wrapped copy
+  // The box was being edited last frame: then only its callback touches wrap_ (ImGui keeps its own copy
+  // of the buffer while editing; a copy wrapped again outside it would read as an edit of every soft break).
+  bool box_active_ = false;
   std::string system_prompt_edit_;
   chat::ConversationId system_prompt_for_ = -1;
   // Frames left to try focusing the input: on the first frames a window may not take keyboard focus yet.
