@@ -358,7 +358,12 @@ void App::handle_requests() {
     chat_->close();
     chat_panel_.focus_input();
   }
-  if (requests_.open_search) sidebar_.focus_search();
+  // Ctrl+K shows a hidden sidebar: its focus request used to wait there and took the focus from the message
+  // box whenever the sidebar was shown later (found by tests/gui/gui_random_input.sh, seed 6).
+  if (requests_.open_search) {
+    if (!config_.show_sidebar) toggle_sidebar();
+    sidebar_.focus_search();
+  }
   if (requests_.open_export) export_dialog_.open(ctx);
   if (requests_.open_model_chooser) model_panel_.open_chooser(ctx);
   if (!dropped_.empty()) {
