@@ -211,10 +211,6 @@ cudaError_t launch_split_g(const AttentionArgs& a, dim3 grid, int n_splits, int 
                        split_len, scale);
 }
 
-std::string num(long long v) {
-  return std::to_string(v);
-}
-
 }  // namespace
 
 int attention_row_splits(int n_kv, int sm_count) {
@@ -240,18 +236,21 @@ namespace {
 // point in errors; max_m its row limit.
 GpuStatus check_and_prep(const AttentionArgs& a, const char* who, int max_m, cudaStream_t stream) {
   const std::string w = who;
-  QC_GPU_REQUIRE(a.q_gate && a.k && a.v && a.q_norm && a.k_norm && a.k_cache && a.v_cache && a.d_pos &&
-                     a.q_scratch,
-                 w + ": a required pointer is null");
-  QC_GPU_REQUIRE(a.head_dim == 128 || a.head_dim == 256, w + ": head_dim must be 128 or 256, got " + num(a.head_dim));
+  QC_GPU_REQUIRE(
+      a.q_gate && a.k && a.v && a.q_norm && a.k_norm && a.k_cache && a.v_cache && a.d_pos && a.q_scratch,
+      w + ": a required pointer is null");
+  QC_GPU_REQUIRE(a.head_dim == 128 || a.head_dim == 256,
+                 w + ": head_dim must be 128 or 256, got " + std::to_string(a.head_dim));
   QC_GPU_REQUIRE(a.n_kv > 0 && a.n_head > 0 && a.n_head % a.n_kv == 0,
-                 w + ": n_head (" + num(a.n_head) + ") must be a positive multiple of n_kv (" + num(a.n_kv) + ")");
+                 w + ": n_head (" + std::to_string(a.n_head) + ") must be a positive multiple of n_kv (" +
+                     std::to_string(a.n_kv) + ")");
   const int group = a.n_head / a.n_kv;
   QC_GPU_REQUIRE(group == 1 || group == 2 || group == 3 || group == 4 || group == 6 || group == 8,
-                 w + ": GQA group size must be 1, 2, 3, 4, 6 or 8, got " + num(group));
+                 w + ": GQA group size must be 1, 2, 3, 4, 6 or 8, got " + std::to_string(group));
   QC_GPU_REQUIRE(a.rope_dims >= 0 && a.rope_dims % 2 == 0 && a.rope_dims <= a.head_dim,
-                 w + ": rope_dims must be even and <= head_dim, got " + num(a.rope_dims));
-  QC_GPU_REQUIRE(a.m >= 1 && a.m <= max_m, w + ": M must be in [1, " + num(max_m) + "], got " + num(a.m));
+                 w + ": rope_dims must be even and <= head_dim, got " + std::to_string(a.rope_dims));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= max_m,
+                 w + ": M must be in [1, " + std::to_string(max_m) + "], got " + std::to_string(a.m));
   QC_GPU_REQUIRE(
       a.ld_q >= 2 * a.n_head * a.head_dim && a.ld_k >= a.n_kv * a.head_dim && a.ld_v >= a.n_kv * a.head_dim,
       w + ": ld_q >= 2*n_head*head_dim and ld_k, ld_v >= n_kv*head_dim required");
@@ -308,9 +307,9 @@ GpuStatus split_and_merge(const AttentionArgs& a, int n_splits, cudaStream_t str
 
 GpuStatus attention_decode(const AttentionArgs& in, cudaStream_t stream) {
   AttentionArgs a = in;
-  QC_GPU_REQUIRE(
-      a.ctx_hint >= a.m && a.ctx_hint <= a.max_ctx,
-      "attention_decode: ctx_hint must be in [M, max_ctx=" + num(a.max_ctx) + "], got " + num(a.ctx_hint));
+  QC_GPU_REQUIRE(a.ctx_hint >= a.m && a.ctx_hint <= a.max_ctx,
+                 "attention_decode: ctx_hint must be in [M, max_ctx=" + std::to_string(a.max_ctx) +
+                     "], got " + std::to_string(a.ctx_hint));
   if (a.split_len < 0) a.split_len = 0;
   const int n_splits = attention_grid_splits(a.ctx_hint, a.split_len, a.n_kv, device_sm_count());
   QC_GPU_TRY(check_and_prep(a, "attention_decode", kMaxTokens, stream));
@@ -319,7 +318,8 @@ GpuStatus attention_decode(const AttentionArgs& in, cudaStream_t stream) {
 
 GpuStatus attention_prefill(const AttentionArgs& in, cudaStream_t stream) {
   AttentionArgs a = in;
-  QC_GPU_REQUIRE(a.max_ctx >= 1, "attention_prefill: max_ctx must be positive, got " + num(a.max_ctx));
+  QC_GPU_REQUIRE(a.max_ctx >= 1,
+                 "attention_prefill: max_ctx must be positive, got " + std::to_string(a.max_ctx));
   QC_GPU_REQUIRE(a.out, "attention_prefill: the f32 output (out) is required");
   QC_GPU_TRY(check_and_prep(a, "attention_prefill", kMaxRows, stream));
   QC_GPU_TRY(attention_flash_rows(a, stream));
@@ -336,10 +336,10 @@ GpuStatus attention_prefill(const AttentionArgs& in, cudaStream_t stream) {
 
 GpuStatus kv_store(const KvStoreArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.k && a.v && a.k_cache && a.v_cache && a.d_pos, "kv_store: a required pointer is null");
-  QC_GPU_REQUIRE(
-      a.head_dim > 0 && a.head_dim <= 1024 && a.n_kv > 0,
-      "kv_store: need 0 < head_dim <= 1024 and n_kv > 0, got " + num(a.head_dim) + ", " + num(a.n_kv));
-  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "kv_store: M must be in [1, 4], got " + num(a.m));
+  QC_GPU_REQUIRE(a.head_dim > 0 && a.head_dim <= 1024 && a.n_kv > 0,
+                 "kv_store: need 0 < head_dim <= 1024 and n_kv > 0, got " + std::to_string(a.head_dim) +
+                     ", " + std::to_string(a.n_kv));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "kv_store: M must be in [1, 4], got " + std::to_string(a.m));
   QC_GPU_REQUIRE(a.ld_k >= a.n_kv * a.head_dim && a.ld_v >= a.n_kv * a.head_dim,
                  "kv_store: ld_k and ld_v must be >= n_kv*head_dim");
   QC_CUDA_CHECK(launch_kernel(kv_store_kernel, dim3(a.n_kv, a.m), dim3(a.head_dim), 0, stream, a.pdl, a));

@@ -36,22 +36,21 @@ __global__ void __launch_bounds__(kThreads) embed_kernel(const EmbedArgs a) {
   a.out[m * a.ld_out + i] = v;
 }
 
-std::string num(long long v) {
-  return std::to_string(v);
-}
-
 }  // namespace
 
 GpuStatus embed(const EmbedArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.d_tokens && a.out, "embed: d_tokens and out must be non-null");
-  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxRows, "embed: M must be in [1, " + num(kMaxRows) + "], got " + num(a.m));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxRows,
+                 "embed: M must be in [1, " + std::to_string(kMaxRows) + "], got " + std::to_string(a.m));
   QC_GPU_REQUIRE(a.dim > 0 && a.n_vocab > 0, "embed: dim and n_vocab must be positive");
-  QC_GPU_REQUIRE(a.ld_out >= a.dim, "embed: ld_out must be >= dim=" + num(a.dim) + ", got " + num(a.ld_out));
+  QC_GPU_REQUIRE(a.ld_out >= a.dim, "embed: ld_out must be >= dim=" + std::to_string(a.dim) + ", got " +
+                                        std::to_string(a.ld_out));
   if (a.type == EmbedType::kQ8) {
     QC_GPU_REQUIRE(a.q8.q && a.q8.d, "embed: Q8 table pointers are null");
     QC_GPU_REQUIRE(a.q8.rows == a.n_vocab && a.q8.cols == a.dim && a.dim % kQBlock == 0,
-                   "embed: Q8 table must be n_vocab x dim (" + num(a.n_vocab) + " x " + num(a.dim) +
-                       ", dim multiple of 32), got " + num(a.q8.rows) + " x " + num(a.q8.cols));
+                   "embed: Q8 table must be n_vocab x dim (" + std::to_string(a.n_vocab) + " x " +
+                       std::to_string(a.dim) + ", dim multiple of 32), got " + std::to_string(a.q8.rows) +
+                       " x " + std::to_string(a.q8.cols));
   } else {
     QC_GPU_REQUIRE(a.dense, "embed: dense table pointer is null");
   }

@@ -132,31 +132,28 @@ __global__ void __launch_bounds__(2 * kMaxDv) gdn_kernel(const GdnArgs a) {
   for (int k = 0; k < KH; ++k) state_out[k * dv] = S[k];
 }
 
-std::string num(long long v) {
-  return std::to_string(v);
-}
-
 }  // namespace
 
 GpuStatus gdn_step(const GdnArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.qkv && a.z && a.beta && a.alpha && a.conv_w && a.dt_bias && a.ssm_a && a.norm_w &&
                      a.conv_ring && a.state && a.d_pos,
                  "gdn_step: a required pointer is null");
-  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "gdn_step: M must be in [1, 4], got " + num(a.m));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "gdn_step: M must be in [1, 4], got " + std::to_string(a.m));
   QC_GPU_REQUIRE(a.head_k_dim == 64 || a.head_k_dim == 128,
-                 "gdn_step: head_k_dim must be 64 or 128, got " + num(a.head_k_dim));
-  QC_GPU_REQUIRE(a.head_v_dim >= 32 && a.head_v_dim <= kMaxDv && a.head_v_dim % 32 == 0,
-                 "gdn_step: head_v_dim must be a multiple of 32 in [32, 256], got " + num(a.head_v_dim));
+                 "gdn_step: head_k_dim must be 64 or 128, got " + std::to_string(a.head_k_dim));
+  QC_GPU_REQUIRE(
+      a.head_v_dim >= 32 && a.head_v_dim <= kMaxDv && a.head_v_dim % 32 == 0,
+      "gdn_step: head_v_dim must be a multiple of 32 in [32, 256], got " + std::to_string(a.head_v_dim));
   QC_GPU_REQUIRE(a.n_k_heads > 0 && a.n_v_heads >= a.n_k_heads && a.n_v_heads % a.n_k_heads == 0,
-                 "gdn_step: n_v_heads (" + num(a.n_v_heads) + ") must be a multiple of n_k_heads (" +
-                     num(a.n_k_heads) + ")");
+                 "gdn_step: n_v_heads (" + std::to_string(a.n_v_heads) +
+                     ") must be a multiple of n_k_heads (" + std::to_string(a.n_k_heads) + ")");
   QC_GPU_REQUIRE(a.conv_kernel >= 1 && a.m + a.conv_kernel - 1 <= kConvRing,
-                 "gdn_step: need M + conv_kernel - 1 <= " + num(kConvRing) + ", got M=" + num(a.m) +
-                     " conv_kernel=" + num(a.conv_kernel));
+                 "gdn_step: need M + conv_kernel - 1 <= " + std::to_string(kConvRing) +
+                     ", got M=" + std::to_string(a.m) + " conv_kernel=" + std::to_string(a.conv_kernel));
   const int inner = a.n_v_heads * a.head_v_dim;
   QC_GPU_REQUIRE(
       a.ld_qkv >= a.conv_dim() && a.ld_z >= inner && a.ld_beta >= a.n_v_heads && a.ld_alpha >= a.n_v_heads,
-      "gdn_step: ld_qkv >= conv_dim (" + num(a.conv_dim()) +
+      "gdn_step: ld_qkv >= conv_dim (" + std::to_string(a.conv_dim()) +
           "), ld_z >= Nv*dv, ld_beta/alpha >= Nv required");
   QC_GPU_REQUIRE(
       !a.state_per_token ||
@@ -165,7 +162,7 @@ GpuStatus gdn_step(const GdnArgs& a, cudaStream_t stream) {
             a.ld_state_per_token >= static_cast<size_t>(a.n_v_heads) * a.head_k_dim * a.head_v_dim)),
       "gdn_step: state_per_token needs n_state_per_token >= 0 and ld_state_per_token 0 or >= Nv*dk*dv");
   QC_GPU_REQUIRE(a.out || a.out_q.hi, "gdn_step: no output requested");
-  QC_GPU_REQUIRE(!a.out || a.ld_out >= inner, "gdn_step: ld_out must be >= Nv*dv=" + num(inner));
+  QC_GPU_REQUIRE(!a.out || a.ld_out >= inner, "gdn_step: ld_out must be >= Nv*dv=" + std::to_string(inner));
   QC_GPU_REQUIRE(!a.out_q.hi || (a.out_q.scale && a.out_q.ld >= inner && a.out_q.ld_scale >= inner / kQBlock),
                  "gdn_step: out_q needs scale, ld >= Nv*dv and ld_scale >= Nv*dv/32");
   cudaError_t e;

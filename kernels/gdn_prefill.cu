@@ -363,10 +363,6 @@ __global__ void __launch_bounds__(kNormThreads) gdn_prefill_norm_kernel(const Gd
   }
 }
 
-std::string num(long long v) {
-  return std::to_string(v);
-}
-
 }  // namespace
 
 size_t gdn_prefill_scratch_floats(const GdnArgs& a) {
@@ -382,26 +378,29 @@ GpuStatus gdn_prefill(const GdnArgs& a, float* scratch, cudaStream_t stream) {
                      a.conv_ring && a.state && a.d_pos && scratch,
                  "gdn_prefill: a required pointer is null");
   QC_GPU_REQUIRE(aligned16(scratch), "gdn_prefill: scratch must be 16-byte aligned");
-  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kGdnPrefillMaxRows,
-                 "gdn_prefill: M must be in [1, " + num(kGdnPrefillMaxRows) + "], got " + num(a.m));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kGdnPrefillMaxRows, "gdn_prefill: M must be in [1, " +
+                                                            std::to_string(kGdnPrefillMaxRows) + "], got " +
+                                                            std::to_string(a.m));
   QC_GPU_REQUIRE(!a.state_per_token, "gdn_prefill: state_per_token is not supported (must be null)");
   QC_GPU_REQUIRE(a.head_k_dim == 64 || a.head_k_dim == 128,
-                 "gdn_prefill: head_k_dim must be 64 or 128, got " + num(a.head_k_dim));
-  QC_GPU_REQUIRE(a.head_v_dim >= 32 && a.head_v_dim <= kMaxDv && a.head_v_dim % 32 == 0,
-                 "gdn_prefill: head_v_dim must be a multiple of 32 in [32, 256], got " + num(a.head_v_dim));
-  QC_GPU_REQUIRE(a.n_k_heads > 0 && a.n_v_heads >= a.n_k_heads && a.n_v_heads % a.n_k_heads == 0,
-                 "gdn_prefill: n_v_heads (" + num(a.n_v_heads) + ") must be a multiple of n_k_heads (" +
-                     num(a.n_k_heads) + ")");
+                 "gdn_prefill: head_k_dim must be 64 or 128, got " + std::to_string(a.head_k_dim));
   QC_GPU_REQUIRE(
-      a.conv_kernel >= 1 && a.conv_kernel <= kConvRing,
-      "gdn_prefill: conv_kernel must be in [1, " + num(kConvRing) + "], got " + num(a.conv_kernel));
+      a.head_v_dim >= 32 && a.head_v_dim <= kMaxDv && a.head_v_dim % 32 == 0,
+      "gdn_prefill: head_v_dim must be a multiple of 32 in [32, 256], got " + std::to_string(a.head_v_dim));
+  QC_GPU_REQUIRE(a.n_k_heads > 0 && a.n_v_heads >= a.n_k_heads && a.n_v_heads % a.n_k_heads == 0,
+                 "gdn_prefill: n_v_heads (" + std::to_string(a.n_v_heads) +
+                     ") must be a multiple of n_k_heads (" + std::to_string(a.n_k_heads) + ")");
+  QC_GPU_REQUIRE(a.conv_kernel >= 1 && a.conv_kernel <= kConvRing,
+                 "gdn_prefill: conv_kernel must be in [1, " + std::to_string(kConvRing) + "], got " +
+                     std::to_string(a.conv_kernel));
   const int inner = a.n_v_heads * a.head_v_dim;
   QC_GPU_REQUIRE(
       a.ld_qkv >= a.conv_dim() && a.ld_z >= inner && a.ld_beta >= a.n_v_heads && a.ld_alpha >= a.n_v_heads,
-      "gdn_prefill: ld_qkv >= conv_dim (" + num(a.conv_dim()) +
+      "gdn_prefill: ld_qkv >= conv_dim (" + std::to_string(a.conv_dim()) +
           "), ld_z >= Nv*dv, ld_beta/alpha >= Nv required");
   QC_GPU_REQUIRE(a.out || a.out_q.hi, "gdn_prefill: no output requested");
-  QC_GPU_REQUIRE(!a.out || a.ld_out >= inner, "gdn_prefill: ld_out must be >= Nv*dv=" + num(inner));
+  QC_GPU_REQUIRE(!a.out || a.ld_out >= inner,
+                 "gdn_prefill: ld_out must be >= Nv*dv=" + std::to_string(inner));
   QC_GPU_REQUIRE(!a.out_q.hi || (a.out_q.scale && a.out_q.ld >= inner && a.out_q.ld_scale >= inner / kQBlock),
                  "gdn_prefill: out_q needs scale, ld >= Nv*dv and ld_scale >= Nv*dv/32");
 

@@ -46,25 +46,30 @@ __global__ void __launch_bounds__(kThreads) gemm_dense_kernel(const GemmDenseArg
   }
 }
 
-std::string num(long long v) {
-  return std::to_string(v);
-}
-
 }  // namespace
 
 GpuStatus gemm_dense(const GemmDenseArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.w && a.x && a.y, "gemm_dense: w, x and y must be non-null");
-  QC_GPU_REQUIRE(a.n > 0 && a.k > 0, "gemm_dense: n and k must be positive, got n=" + num(a.n) + " k=" + num(a.k));
-  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxRows,
-                 "gemm_dense: M must be in [1, " + num(kMaxRows) + "], got " + num(a.m));
-  QC_GPU_REQUIRE(a.ld_w >= a.k && a.ld_x >= a.k && a.ld_y >= a.n,
-                 "gemm_dense: need ld_w, ld_x >= k=" + num(a.k) + " and ld_y >= n=" + num(a.n));
-  QC_GPU_REQUIRE(!a.residual || a.ld_residual >= a.n, "gemm_dense: ld_residual must be >= n=" + num(a.n));
+  QC_GPU_REQUIRE(a.n > 0 && a.k > 0, "gemm_dense: n and k must be positive, got n=" + std::to_string(a.n) +
+                                         " k=" + std::to_string(a.k));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxRows, "gemm_dense: M must be in [1, " + std::to_string(kMaxRows) +
+                                                  "], got " + std::to_string(a.m));
+  QC_GPU_REQUIRE(
+      a.ld_w >= a.k && a.ld_x >= a.k && a.ld_y >= a.n,
+      "gemm_dense: need ld_w, ld_x >= k=" + std::to_string(a.k) + " and ld_y >= n=" + std::to_string(a.n));
+  QC_GPU_REQUIRE(!a.residual || a.ld_residual >= a.n,
+                 "gemm_dense: ld_residual must be >= n=" + std::to_string(a.n));
   const dim3 grid((a.n + kWarps - 1) / kWarps, (a.m + kRows - 1) / kRows);
   switch (a.type) {
-    case DenseType::kF32: gemm_dense_kernel<DenseType::kF32><<<grid, kThreads, 0, stream>>>(a); break;
-    case DenseType::kF16: gemm_dense_kernel<DenseType::kF16><<<grid, kThreads, 0, stream>>>(a); break;
-    case DenseType::kBF16: gemm_dense_kernel<DenseType::kBF16><<<grid, kThreads, 0, stream>>>(a); break;
+    case DenseType::kF32:
+      gemm_dense_kernel<DenseType::kF32><<<grid, kThreads, 0, stream>>>(a);
+      break;
+    case DenseType::kF16:
+      gemm_dense_kernel<DenseType::kF16><<<grid, kThreads, 0, stream>>>(a);
+      break;
+    case DenseType::kBF16:
+      gemm_dense_kernel<DenseType::kBF16><<<grid, kThreads, 0, stream>>>(a);
+      break;
   }
   QC_LAUNCH_CHECK("gemm_dense_kernel", stream);
   return GpuStatus::success();

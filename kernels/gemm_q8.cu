@@ -354,9 +354,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<BM, BN>) gemm_q8_kernel(c
 }
 
 // ---- host side ----
-std::string num(long long v) {
-  return std::to_string(v);
-}
 std::string addr(const void* p) {
   char b[32];
   std::snprintf(b, sizeof b, "%p", p);
@@ -368,14 +365,15 @@ GpuStatus check_args(const GemmQ8Args& a) {
   const QActIn& x = a.x;
   QC_GPU_REQUIRE(w.q && w.d, std::string("gemm_q8: weight pointers must be non-null, got w.q=") + addr(w.q) +
                                  " w.d=" + addr(w.d));
-  QC_GPU_REQUIRE(w.rows >= 1 && w.rows <= 65535 * 64,
-                 "gemm_q8: N (w.rows) must be in [1, " + num(65535 * 64) + "], got " + num(w.rows));
+  QC_GPU_REQUIRE(w.rows >= 1 && w.rows <= 65535 * 64, "gemm_q8: N (w.rows) must be in [1, " +
+                                                          std::to_string(65535 * 64) + "], got " +
+                                                          std::to_string(w.rows));
   QC_GPU_REQUIRE(w.cols >= kQBlock && w.cols % kQBlock == 0,
-                 "gemm_q8: K (w.cols) must be a positive multiple of 32, got " + num(w.cols));
+                 "gemm_q8: K (w.cols) must be a positive multiple of 32, got " + std::to_string(w.cols));
   const int k = w.cols;
-  QC_GPU_REQUIRE(
-      w.row_stride >= k && w.row_stride % 16 == 0,
-      "gemm_q8: w.row_stride must be a multiple of 16 and >= K=" + num(k) + ", got " + num(w.row_stride));
+  QC_GPU_REQUIRE(w.row_stride >= k && w.row_stride % 16 == 0,
+                 "gemm_q8: w.row_stride must be a multiple of 16 and >= K=" + std::to_string(k) + ", got " +
+                     std::to_string(w.row_stride));
   QC_GPU_REQUIRE(aligned16(w.q),
                  "gemm_q8: w.q must be 16-byte aligned (cp.async copies 16 bytes), got " + addr(w.q));
   QC_GPU_REQUIRE(x.hi && x.scale, std::string("gemm_q8: activation pointers must be non-null, got x.hi=") +
@@ -386,28 +384,31 @@ GpuStatus check_args(const GemmQ8Args& a) {
                  "gemm_q8: x.lo must be 16-byte aligned (cp.async copies 16 bytes), got " + addr(x.lo));
   QC_GPU_REQUIRE((reinterpret_cast<uintptr_t>(x.scale) & 3u) == 0,
                  "gemm_q8: x.scale must be 4-byte aligned, got " + addr(x.scale));
-  QC_GPU_REQUIRE(x.ld >= k && x.ld % 16 == 0,
-                 "gemm_q8: x.ld must be a multiple of 16 and >= K=" + num(k) + ", got " + num(x.ld));
+  QC_GPU_REQUIRE(x.ld >= k && x.ld % 16 == 0, "gemm_q8: x.ld must be a multiple of 16 and >= K=" +
+                                                  std::to_string(k) + ", got " + std::to_string(x.ld));
   QC_GPU_REQUIRE(x.ld_scale >= k / kQBlock,
-                 "gemm_q8: x.ld_scale must be >= K/32=" + num(k / kQBlock) + ", got " + num(x.ld_scale));
-  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kGemmMaxRows,
-                 "gemm_q8: M must be in [1, " + num(kGemmMaxRows) + "], got " + num(a.m));
+                 "gemm_q8: x.ld_scale must be >= K/32=" + std::to_string(k / kQBlock) + ", got " +
+                     std::to_string(x.ld_scale));
+  QC_GPU_REQUIRE(
+      a.m >= 1 && a.m <= kGemmMaxRows,
+      "gemm_q8: M must be in [1, " + std::to_string(kGemmMaxRows) + "], got " + std::to_string(a.m));
   QC_GPU_REQUIRE(a.y, "gemm_q8: y must be non-null");
-  QC_GPU_REQUIRE(a.ld_y >= w.rows, "gemm_q8: ld_y must be >= N=" + num(w.rows) + ", got " + num(a.ld_y));
+  QC_GPU_REQUIRE(a.ld_y >= w.rows,
+                 "gemm_q8: ld_y must be >= N=" + std::to_string(w.rows) + ", got " + std::to_string(a.ld_y));
   if (a.residual) {
-    QC_GPU_REQUIRE(a.ld_residual >= w.rows,
-                   "gemm_q8: ld_residual must be >= N=" + num(w.rows) + ", got " + num(a.ld_residual));
+    QC_GPU_REQUIRE(a.ld_residual >= w.rows, "gemm_q8: ld_residual must be >= N=" + std::to_string(w.rows) +
+                                                ", got " + std::to_string(a.ld_residual));
     QC_GPU_REQUIRE(a.residual != a.y || a.ld_residual == a.ld_y,
-                   "gemm_q8: a residual that aliases y needs ld_residual == ld_y=" + num(a.ld_y) + ", got " +
-                       num(a.ld_residual));
+                   "gemm_q8: a residual that aliases y needs ld_residual == ld_y=" + std::to_string(a.ld_y) +
+                       ", got " + std::to_string(a.ld_residual));
   }
   QC_GPU_REQUIRE(a.tile_m == 0 || a.tile_m == 64 || a.tile_m == 128,
-                 "gemm_q8: tile_m must be 0 (auto), 64 or 128, got " + num(a.tile_m));
+                 "gemm_q8: tile_m must be 0 (auto), 64 or 128, got " + std::to_string(a.tile_m));
   QC_GPU_REQUIRE(a.tile_n == 0 || a.tile_n == 64 || a.tile_n == 128,
-                 "gemm_q8: tile_n must be 0 (auto), 64 or 128, got " + num(a.tile_n));
+                 "gemm_q8: tile_n must be 0 (auto), 64 or 128, got " + std::to_string(a.tile_n));
   QC_GPU_REQUIRE(a.stages == 0 || (a.stages >= kMinStages && a.stages <= kMaxStages),
-                 "gemm_q8: stages must be 0 (auto) or in [" + num(kMinStages) + ", " + num(kMaxStages) +
-                     "], got " + num(a.stages));
+                 "gemm_q8: stages must be 0 (auto) or in [" + std::to_string(kMinStages) + ", " +
+                     std::to_string(kMaxStages) + "], got " + std::to_string(a.stages));
   QC_GPU_REQUIRE(a.tile_m != 128 || a.tile_n != 64,
                  "gemm_q8: tile 128 x 64 is not built (128x128, 64x128, 64x64)");
   return GpuStatus::success();
@@ -475,15 +476,17 @@ GpuStatus gemm_q8(const GemmQ8Args& a, cudaStream_t stream) {
   QC_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
   QC_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   QC_GPU_REQUIRE(major >= 8, "gemm_q8: needs compute capability >= 8.0 (int8 mma.m16n8k32), the device has " +
-                                 num(major) + "." + num(minor));
+                                 std::to_string(major) + "." + std::to_string(minor));
 
   const Schedule s = choose_schedule(a, hl, std::max(1, device_sm_count()), optin);
   const int smem = s.smem(hl);
-  QC_GPU_REQUIRE(smem <= optin, "gemm_q8: tile " + num(s.bm) + " x " + num(s.bn) + " with " + num(s.stages) +
-                                    " stages needs " + num(smem) +
-                                    " bytes of shared memory, the device allows " + num(optin));
+  QC_GPU_REQUIRE(smem <= optin, "gemm_q8: tile " + std::to_string(s.bm) + " x " + std::to_string(s.bn) +
+                                    " with " + std::to_string(s.stages) + " stages needs " +
+                                    std::to_string(smem) + " bytes of shared memory, the device allows " +
+                                    std::to_string(optin));
   void (*kernel)(Params) = kernel_for(s, hl);
-  QC_GPU_REQUIRE(kernel, "gemm_q8: no kernel for tile " + num(s.bm) + " x " + num(s.bn));
+  QC_GPU_REQUIRE(kernel,
+                 "gemm_q8: no kernel for tile " + std::to_string(s.bm) + " x " + std::to_string(s.bn));
   if (smem > 48 * 1024)
     QC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
 

@@ -144,26 +144,26 @@ cudaError_t launch_t(const GemvDenseArgs& a, bool vec, dim3 grid, cudaStream_t s
   return vec ? launch_m<T, true>(a, grid, s) : launch_m<T, false>(a, grid, s);
 }
 
-std::string num(long long v) {
-  return std::to_string(v);
-}
-
 }  // namespace
 
 GpuStatus gemv_dense(const GemvDenseArgs& in, cudaStream_t stream) {
   GemvDenseArgs a = in;
   QC_GPU_REQUIRE(a.w && a.x && a.y, "gemv_dense: w, x and y must be non-null");
-  QC_GPU_REQUIRE(a.n > 0 && a.k > 0, "gemv_dense: empty matrix " + num(a.n) + " x " + num(a.k));
-  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "gemv_dense: M must be in [1, 4], got " + num(a.m));
+  QC_GPU_REQUIRE(a.n > 0 && a.k > 0,
+                 "gemv_dense: empty matrix " + std::to_string(a.n) + " x " + std::to_string(a.k));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens,
+                 "gemv_dense: M must be in [1, 4], got " + std::to_string(a.m));
   QC_GPU_REQUIRE(a.ld_w >= a.k && a.ld_x >= a.k && a.ld_y >= a.n,
-                 "gemv_dense: need ld_w >= K, ld_x >= K, ld_y >= N (K=" + num(a.k) + ", N=" + num(a.n) + ")");
-  QC_GPU_REQUIRE(!a.residual || a.ld_residual >= a.n, "gemv_dense: ld_residual must be >= N=" + num(a.n));
+                 "gemv_dense: need ld_w >= K, ld_x >= K, ld_y >= N (K=" + std::to_string(a.k) +
+                     ", N=" + std::to_string(a.n) + ")");
+  QC_GPU_REQUIRE(!a.residual || a.ld_residual >= a.n,
+                 "gemv_dense: ld_residual must be >= N=" + std::to_string(a.n));
   if (a.warps_per_row == 0) {
     const int sms = device_sm_count();
     a.warps_per_row = a.n < 2 * kWarps * (sms > 0 ? sms : 100) ? kWarps : 1;
   }
   QC_GPU_REQUIRE(a.warps_per_row == 1 || a.warps_per_row == 2 || a.warps_per_row == 4 || a.warps_per_row == 8,
-                 "gemv_dense: warps_per_row must be 1, 2, 4 or 8, got " + num(a.warps_per_row));
+                 "gemv_dense: warps_per_row must be 1, 2, 4 or 8, got " + std::to_string(a.warps_per_row));
   const int esize = a.type == DenseType::kF32 ? 4 : 2;
   const bool vec =
       aligned16(a.w) && aligned16(a.x) && (static_cast<size_t>(a.ld_w) * esize) % 16 == 0 && a.ld_x % 4 == 0;

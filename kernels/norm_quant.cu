@@ -48,18 +48,15 @@ __global__ void __launch_bounds__(kQuantThreads) quantize_kernel(const QuantizeA
   quantize_block_warp(v, hi, lo, a.out.scale + m * a.out.ld_scale + blk);
 }
 
-std::string num(long long v) {
-  return std::to_string(v);
-}
-
 GpuStatus check_qout(const char* who, const QActOut& q, int n) {
   if (!q.hi) return GpuStatus::success();
   QC_GPU_REQUIRE(n % kQBlock == 0,
-                 std::string(who) + ": a quantised output needs n multiple of 32, got " + num(n));
+                 std::string(who) + ": a quantised output needs n multiple of 32, got " + std::to_string(n));
   QC_GPU_REQUIRE(q.scale, std::string(who) + ": out_q.scale is null");
   QC_GPU_REQUIRE(q.ld >= n && q.ld_scale >= n / kQBlock,
-                 std::string(who) + ": out_q ld must be >= n=" + num(n) + " and ld_scale >= n/32, got " +
-                     num(q.ld) + ", " + num(q.ld_scale));
+                 std::string(who) + ": out_q ld must be >= n=" + std::to_string(n) +
+                     " and ld_scale >= n/32, got " + std::to_string(q.ld) + ", " +
+                     std::to_string(q.ld_scale));
   return GpuStatus::success();
 }
 
@@ -68,17 +65,18 @@ GpuStatus check_qout(const char* who, const QActOut& q, int n) {
 GpuStatus rmsnorm(const RmsNormArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.x && a.weight, "rmsnorm: x and weight must be non-null");
   QC_GPU_REQUIRE(a.n > 0 && a.n <= kMaxNormN,
-                 "rmsnorm: n must be in [1, " + num(kMaxNormN) + "], got " + num(a.n));
+                 "rmsnorm: n must be in [1, " + std::to_string(kMaxNormN) + "], got " + std::to_string(a.n));
   QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxRows,
-                 "rmsnorm: M must be in [1, " + num(kMaxRows) + "], got " + num(a.m));
-  QC_GPU_REQUIRE(a.ld_x >= a.n, "rmsnorm: ld_x must be >= n=" + num(a.n) + ", got " + num(a.ld_x));
+                 "rmsnorm: M must be in [1, " + std::to_string(kMaxRows) + "], got " + std::to_string(a.m));
+  QC_GPU_REQUIRE(a.ld_x >= a.n,
+                 "rmsnorm: ld_x must be >= n=" + std::to_string(a.n) + ", got " + std::to_string(a.ld_x));
   QC_GPU_REQUIRE(!a.add || (a.x_out && a.ld_add >= a.n && a.ld_x_out >= a.n),
-                 "rmsnorm: the residual add needs x_out and ld_add, ld_x_out >= n=" + num(a.n));
+                 "rmsnorm: the residual add needs x_out and ld_add, ld_x_out >= n=" + std::to_string(a.n));
   QC_GPU_REQUIRE(a.out || a.out_q.hi || a.add || a.out16, "rmsnorm: no output requested");
   QC_GPU_REQUIRE(!a.out16 || (a.ld_out16 >= a.n && a.shift16 >= -24 && a.shift16 <= 24),
-                 "rmsnorm: out16 needs ld_out16 >= n=" + num(a.n) + " and shift16 in [-24, 24]");
+                 "rmsnorm: out16 needs ld_out16 >= n=" + std::to_string(a.n) + " and shift16 in [-24, 24]");
   QC_GPU_REQUIRE(!a.out || a.ld_out >= a.n,
-                 "rmsnorm: ld_out must be >= n=" + num(a.n) + ", got " + num(a.ld_out));
+                 "rmsnorm: ld_out must be >= n=" + std::to_string(a.n) + ", got " + std::to_string(a.ld_out));
   QC_GPU_TRY(check_qout("rmsnorm", a.out_q, a.n));
   const size_t smem = a.n * sizeof(float);
   if (smem > kDefaultSmem)  // beyond the default dynamic limit (the static scratch shares the 48 KB)
@@ -91,10 +89,11 @@ GpuStatus rmsnorm(const RmsNormArgs& a, cudaStream_t stream) {
 
 GpuStatus quantize_act(const QuantizeArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.x && a.out.hi, "quantize_act: x and out.hi must be non-null");
-  QC_GPU_REQUIRE(a.n > 0, "quantize_act: n must be positive, got " + num(a.n));
-  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxRows,
-                 "quantize_act: M must be in [1, " + num(kMaxRows) + "], got " + num(a.m));
-  QC_GPU_REQUIRE(a.ld_x >= a.n, "quantize_act: ld_x must be >= n=" + num(a.n) + ", got " + num(a.ld_x));
+  QC_GPU_REQUIRE(a.n > 0, "quantize_act: n must be positive, got " + std::to_string(a.n));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxRows, "quantize_act: M must be in [1, " + std::to_string(kMaxRows) +
+                                                  "], got " + std::to_string(a.m));
+  QC_GPU_REQUIRE(a.ld_x >= a.n, "quantize_act: ld_x must be >= n=" + std::to_string(a.n) + ", got " +
+                                    std::to_string(a.ld_x));
   QC_GPU_TRY(check_qout("quantize_act", a.out, a.n));
   const int blocks = a.m * (a.n / kQBlock);
   const int warps = kQuantThreads / 32;

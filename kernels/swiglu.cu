@@ -24,7 +24,8 @@ __global__ void __launch_bounds__(kThreads) swiglu_kernel(const SwigluArgs a) {
   if (i < a.n) h = __fmul_rn(silu(a.gate[m * a.ld_gate + i]), a.up[m * a.ld_up + i]);
   if (a.out && i < a.n) a.out[m * a.ld_out + i] = h;
   if (a.out16 && i < a.n)
-    a.out16[static_cast<size_t>(m) * a.ld_out16 + i] = f2h(saturate_f16(__fmul_rn(h, ldexpf(1.0f, -a.shift16))));
+    a.out16[static_cast<size_t>(m) * a.ld_out16 + i] =
+        f2h(saturate_f16(__fmul_rn(h, ldexpf(1.0f, -a.shift16))));
   if (a.out_q.hi)  // n is a multiple of 32 here (checked by the launcher)
     quantize_block_warp(h, a.out_q.hi + m * a.out_q.ld + blk * kQBlock,
                         a.out_q.lo ? a.out_q.lo + m * a.out_q.ld + blk * kQBlock : nullptr,
@@ -57,25 +58,24 @@ bool aligned(const void* p, size_t bytes) {
   return reinterpret_cast<uintptr_t>(p) % bytes == 0;
 }
 
-std::string num(long long v) {
-  return std::to_string(v);
-}
-
 }  // namespace
 
 GpuStatus swiglu(const SwigluArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.gate && a.up, "swiglu: gate and up must be non-null");
   QC_GPU_REQUIRE(a.n > 0 && a.m >= 1 && a.m <= kMaxRows,
-                 "swiglu: need n > 0 and M in [1, " + num(kMaxRows) + "], got n=" + num(a.n) + " M=" + num(a.m));
-  QC_GPU_REQUIRE(a.ld_gate >= a.n && a.ld_up >= a.n, "swiglu: ld_gate and ld_up must be >= n=" + num(a.n));
+                 "swiglu: need n > 0 and M in [1, " + std::to_string(kMaxRows) +
+                     "], got n=" + std::to_string(a.n) + " M=" + std::to_string(a.m));
+  QC_GPU_REQUIRE(a.ld_gate >= a.n && a.ld_up >= a.n,
+                 "swiglu: ld_gate and ld_up must be >= n=" + std::to_string(a.n));
   QC_GPU_REQUIRE(a.out || a.out_q.hi || a.out16, "swiglu: no output requested");
   QC_GPU_REQUIRE(!a.out16 || (a.ld_out16 >= a.n && a.shift16 >= -24 && a.shift16 <= 24),
-                 "swiglu: out16 needs ld_out16 >= n=" + num(a.n) + " and shift16 in [-24, 24]");
-  QC_GPU_REQUIRE(!a.out || a.ld_out >= a.n, "swiglu: ld_out must be >= n=" + num(a.n));
+                 "swiglu: out16 needs ld_out16 >= n=" + std::to_string(a.n) + " and shift16 in [-24, 24]");
+  QC_GPU_REQUIRE(!a.out || a.ld_out >= a.n, "swiglu: ld_out must be >= n=" + std::to_string(a.n));
   if (a.out_q.hi) {
-    QC_GPU_REQUIRE(a.n % kQBlock == 0, "swiglu: a quantised output needs n multiple of 32, got " + num(a.n));
+    QC_GPU_REQUIRE(a.n % kQBlock == 0,
+                   "swiglu: a quantised output needs n multiple of 32, got " + std::to_string(a.n));
     QC_GPU_REQUIRE(a.out_q.scale && a.out_q.ld >= a.n && a.out_q.ld_scale >= a.n / kQBlock,
-                   "swiglu: out_q needs scale, ld >= n and ld_scale >= n/32 (n=" + num(a.n) + ")");
+                   "swiglu: out_q needs scale, ld >= n and ld_scale >= n/32 (n=" + std::to_string(a.n) + ")");
   }
   if (a.out16 && !a.out && !a.out_q.hi && a.n % 4 == 0 && a.ld_gate % 4 == 0 && a.ld_up % 4 == 0 &&
       a.ld_out16 % 4 == 0 && aligned(a.gate, 16) && aligned(a.up, 16) && aligned(a.out16, 8)) {

@@ -4,17 +4,13 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cublaslt.h"
 #include "cuda/make_cuda_backend.h"
 #include "cuda/prefill_weights.h"
 #include "cuda/weight_upload.h"
-#include "cublaslt.h"
 
 namespace qc::cuda {
 namespace {
-
-std::string num(long long v) {
-  return std::to_string(v);
-}
 
 double gib(uint64_t b) {
   return static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0);
@@ -101,13 +97,15 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
     return make_error("no CUDA device: " + why, "choose the CPU backend");
   }
   if (options.device < 0 || options.device >= n_dev)
-    return make_error("CUDA device " + num(options.device) + " does not exist (" + num(n_dev) + " found)");
-  if (options.n_ctx < 1) return make_error("CUDA backend: n_ctx must be positive, got " + num(options.n_ctx));
+    return make_error("CUDA device " + std::to_string(options.device) + " does not exist (" +
+                      std::to_string(n_dev) + " found)");
+  if (options.n_ctx < 1)
+    return make_error("CUDA backend: n_ctx must be positive, got " + std::to_string(options.n_ctx));
   if (options.max_batch < 1)
-    return make_error("CUDA backend: max_batch must be positive, got " + num(options.max_batch));
+    return make_error("CUDA backend: max_batch must be positive, got " + std::to_string(options.max_batch));
   if (options.prefill_rows < 0 || options.prefill_rows > gpu::kMaxRows)
-    return make_error("CUDA backend: prefill_rows must be in [0, " + num(gpu::kMaxRows) + "], got " +
-                      num(options.prefill_rows));
+    return make_error("CUDA backend: prefill_rows must be in [0, " + std::to_string(gpu::kMaxRows) +
+                      "], got " + std::to_string(options.prefill_rows));
   KernelConfig kc = options.kernels;
   kc.probes = kc.probes || options.probes;
   if (const std::string bad = kc.validate(); !bad.empty()) return make_error("kernel config: " + bad);
@@ -136,10 +134,11 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
     prefill_f16 = gpu::cublaslt(&why) != nullptr;
     if (!prefill_f16 && options.prefill_gemm == PrefillGemm::kF16)
       return make_error("CUDA backend: the f16 prompt path needs cuBLASLt: " + why);
-    if (!prefill_f16) b->load_note_ = "the prompt path runs on int8 tensor cores (about 3x slower than f16): " + why;
+    if (!prefill_f16)
+      b->load_note_ = "the prompt path runs on int8 tensor cores (about 3x slower than f16): " + why;
   }
-  QC_ASSIGN(b->mem_, estimate_memory(config, weights, have_data, b->n_ctx_, /*with_history=*/true, b->sm_count_,
-                                     prefill_rows, prefill_f16));
+  QC_ASSIGN(b->mem_, estimate_memory(config, weights, have_data, b->n_ctx_, /*with_history=*/true,
+                                     b->sm_count_, prefill_rows, prefill_f16));
   size_t free_b = 0, total_b = 0;
   QC_CU(cudaMemGetInfo(&free_b, &total_b));
   const uint64_t avail = options.memory_limit ? options.memory_limit : free_b;
@@ -164,10 +163,12 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
                                                          b->sm_count_, prefill_rows, false));
     if (int8.total() + kMemoryReserve <= avail) {
       if (options.prefill_gemm == PrefillGemm::kF16)
-        return make_error("CUDA backend: the f16 prompt path's buffers (" + num(static_cast<long long>(
-                              (b->mem_.prefill - int8.prefill) >> 20)) + " MiB) do not fit");
-      b->load_note_ += (b->load_note_.empty() ? "" : "; ") +
-                       std::string("the f16 prompt path's buffers do not fit: prompts run on int8 tensor cores");
+        return make_error("CUDA backend: the f16 prompt path's buffers (" +
+                          std::to_string(static_cast<long long>((b->mem_.prefill - int8.prefill) >> 20)) +
+                          " MiB) do not fit");
+      b->load_note_ +=
+          (b->load_note_.empty() ? "" : "; ") +
+          std::string("the f16 prompt path's buffers do not fit: prompts run on int8 tensor cores");
       prefill_f16 = false;
       b->mem_ = int8;
     }
@@ -182,7 +183,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
     b->load_note_ += (b->load_note_.empty() ? "" : "; ") + std::string(note);
     prefill_rows = 0;
     prefill_f16 = false;
-    QC_ASSIGN(b->mem_, estimate_memory(config, weights, have_data, b->n_ctx_, with_history, b->sm_count_, 0, false));
+    QC_ASSIGN(b->mem_,
+              estimate_memory(config, weights, have_data, b->n_ctx_, with_history, b->sm_count_, 0, false));
   }
   b->spec_capable_ = with_history;  // false only where a history was needed (GDN layers and an MTP block)
   // The f16 path's resident weights (prefill_weights.h): only where a quarter of the card stays free after
@@ -197,8 +199,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
     if (f16_resident) {
       b->mem_.prefill_weights = bytes;
     } else if (options.prefill_weights == PrefillWeights::kResident) {
-      return make_error("CUDA backend: the prompt path's resident f16 weights (" + num(static_cast<long long>(bytes >> 20)) +
-                            " MiB) do not fit beside " + b->mem_.describe(),
+      return make_error("CUDA backend: the prompt path's resident f16 weights (" +
+                            std::to_string(static_cast<long long>(bytes >> 20)) + " MiB) do not fit beside " +
+                            b->mem_.describe(),
                         "let them be dequantised per chunk (prefill weights: auto or per-chunk)");
     }
   }
@@ -235,7 +238,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
     std::string why;
     b->gemm_f16_ = gpu::GemmF16::create(prefill_rows, b->pb_.lt_workspace, &why);
     if (!b->gemm_f16_) {
-      if (options.prefill_gemm == PrefillGemm::kF16) return make_error("CUDA backend: f16 prompt path: " + why);
+      if (options.prefill_gemm == PrefillGemm::kF16)
+        return make_error("CUDA backend: f16 prompt path: " + why);
       b->load_note_ += (b->load_note_.empty() ? "" : "; ") +
                        ("the prompt path runs on int8 tensor cores (its f16 buffers stay unused): " + why);
     }
@@ -300,7 +304,7 @@ CudaBackend::~CudaBackend() {
 BackendInfo CudaBackend::info() const {
   BackendInfo i;
   i.name = "cuda";
-  i.device = device_name_ + " (" + num(sm_count_) + " SMs)";
+  i.device = device_name_ + " (" + std::to_string(sm_count_) + " SMs)";
   i.memory_bytes = mem_.resident();
   i.read_ceiling_gbs = read_ceiling_gbs_;
   i.note = load_note_;
@@ -401,8 +405,9 @@ Result<StepOutput> CudaBackend::forward_speculative(std::span<const int32_t> tok
     return make_error(
         "cuda forward_speculative: the model has no MTP block, so no state history was allocated");
   if (tokens.size() > static_cast<size_t>(max_speculative_tokens()))
-    return make_error("cuda forward_speculative: " + num(static_cast<long long>(tokens.size())) +
-                      " tokens, at most max_speculative_tokens() = " + num(max_speculative_tokens()));
+    return make_error(
+        "cuda forward_speculative: " + std::to_string(static_cast<long long>(tokens.size())) +
+        " tokens, at most max_speculative_tokens() = " + std::to_string(max_speculative_tokens()));
   return run_forward(tokens, pos, true);
 }
 
@@ -417,7 +422,7 @@ Result<StepOutput> CudaBackend::forward_speculative(std::span<const int32_t> tok
 Status CudaBackend::commit(int m) {
   if (spec_n_ == 0) return make_error("cuda commit: no speculative forward is pending");
   if (m < 1 || m > spec_n_)
-    return make_error("cuda commit: m = " + num(m) + ", expected 1.." + num(spec_n_) +
+    return make_error("cuda commit: m = " + std::to_string(m) + ", expected 1.." + std::to_string(spec_n_) +
                       " (tokens of the pending speculative forward)");
   if (m < spec_n_ && st_.history_slot_floats > 0)
     QC_CU(cudaMemcpyAsync(st_.gdn_state,
@@ -432,25 +437,26 @@ Result<StepOutput> CudaBackend::run_forward(std::span<const int32_t> tokens, int
   const int n = static_cast<int>(tokens.size());
   const char* who = keep ? "cuda forward_speculative: " : "cuda forward: ";
   if (spec_n_ > 0)
-    return make_error(who + std::string("a speculative forward of ") + num(spec_n_) + " tokens at position " +
-                          num(spec_pos_) + " is pending",
+    return make_error(who + std::string("a speculative forward of ") + std::to_string(spec_n_) +
+                          " tokens at position " + std::to_string(spec_pos_) + " is pending",
                       "commit(m) it (or reset) first");
   if (n == 0) return make_error(who + std::string("expected at least one token, got none"));
   if (pos != pos_)
-    return make_error(who + std::string("position ") + num(pos) +
-                          " does not continue the context (expected " + num(pos_) + ")",
+    return make_error(who + std::string("position ") + std::to_string(pos) +
+                          " does not continue the context (expected " + std::to_string(pos_) + ")",
                       "the recurrent state has no random access: restore a snapshot or reset first");
   if (n > opt_.max_batch)
-    return make_error(who + num(n) + " tokens in one call, at most max_batch = " + num(opt_.max_batch),
+    return make_error(who + std::to_string(n) +
+                          " tokens in one call, at most max_batch = " + std::to_string(opt_.max_batch),
                       "split the prompt into chunks of max_batch tokens");
   if (static_cast<long long>(pos) + n > n_ctx_)
-    return make_error(who + std::string("context full: ") + num(pos) + " + " + num(n) +
-                          " tokens exceed n_ctx = " + num(n_ctx_),
+    return make_error(who + std::string("context full: ") + std::to_string(pos) + " + " + std::to_string(n) +
+                          " tokens exceed n_ctx = " + std::to_string(n_ctx_),
                       "start a new conversation or raise --ctx");
   for (int i = 0; i < n; ++i)
     if (tokens[i] < 0 || tokens[i] >= c_.n_vocab)
-      return make_error(who + std::string("token ") + num(i) + " = " + num(tokens[i]) +
-                        " is outside the vocabulary 0.." + num(c_.n_vocab - 1));
+      return make_error(who + std::string("token ") + std::to_string(i) + " = " + std::to_string(tokens[i]) +
+                        " is outside the vocabulary 0.." + std::to_string(c_.n_vocab - 1));
   QC_TRY(apply_config());
   const size_t V = static_cast<size_t>(c_.n_vocab), H = static_cast<size_t>(c_.n_embd);
   for (int c0 = 0, chunk = 0; c0 < n; c0 += gpu::kMaxTokens, ++chunk) {
@@ -498,38 +504,43 @@ Result<StepOutput> CudaBackend::prefill(std::span<const int32_t> tokens, int pos
   if (spec_n_ > 0)
     return make_error(who + std::string("a speculative forward is pending"), "commit(m) it (or reset) first");
   if (n < 1 || n > pb_.rows)
-    return make_error(who + num(n) + " tokens in one call, expected 1.." + num(pb_.rows),
-                      "split the prompt into chunks of prefill_rows() tokens");
+    return make_error(
+        who + std::to_string(n) + " tokens in one call, expected 1.." + std::to_string(pb_.rows),
+        "split the prompt into chunks of prefill_rows() tokens");
   if (pos != pos_)
-    return make_error(who + std::string("position ") + num(pos) + " does not continue the context (expected " +
-                          num(pos_) + ")",
+    return make_error(who + std::string("position ") + std::to_string(pos) +
+                          " does not continue the context (expected " + std::to_string(pos_) + ")",
                       "the recurrent state has no random access: restore a snapshot or reset first");
   if (static_cast<long long>(pos) + n > n_ctx_)
-    return make_error(who + std::string("context full: ") + num(pos) + " + " + num(n) + " tokens exceed n_ctx = " +
-                          num(n_ctx_),
+    return make_error(who + std::string("context full: ") + std::to_string(pos) + " + " + std::to_string(n) +
+                          " tokens exceed n_ctx = " + std::to_string(n_ctx_),
                       "start a new conversation or raise --ctx");
   for (int i = 0; i < n; ++i)
     if (tokens[i] < 0 || tokens[i] >= c_.n_vocab)
-      return make_error(who + std::string("token ") + num(i) + " = " + num(tokens[i]) +
-                        " is outside the vocabulary 0.." + num(c_.n_vocab - 1));
+      return make_error(who + std::string("token ") + std::to_string(i) + " = " + std::to_string(tokens[i]) +
+                        " is outside the vocabulary 0.." + std::to_string(c_.n_vocab - 1));
   const bool entries = mtp.entries && model_.has_mtp;
   if (entries && mtp.next_token >= c_.n_vocab)
-    return make_error(who + std::string("next token ") + num(mtp.next_token) + " is outside the vocabulary");
+    return make_error(who + std::string("next token ") + std::to_string(mtp.next_token) +
+                      " is outside the vocabulary");
   if (entries && !mtp.prev_hidden.empty() && mtp.prev_hidden.size() != static_cast<size_t>(c_.n_embd))
-    return make_error(who + std::string("prev_hidden has ") + num(static_cast<long long>(mtp.prev_hidden.size())) +
-                      " values, expected n_embd = " + num(c_.n_embd));
+    return make_error(who + std::string("prev_hidden has ") +
+                      std::to_string(static_cast<long long>(mtp.prev_hidden.size())) +
+                      " values, expected n_embd = " + std::to_string(c_.n_embd));
   if (entries && !mtp.prev_hidden.empty() && pos == 0)
     return make_error(who + std::string("prev_hidden at position 0: there is no position before it"));
   QC_TRY(apply_config());
   const size_t V = static_cast<size_t>(c_.n_vocab), H = static_cast<size_t>(c_.n_embd);
   const int rows = pb_.rows;
-  int* hp = h_prefill_;                      // positions pos-1+r, r = 0..rows+1
-  int* ht = h_prefill_ + rows + 2;           // tokens, then the next one
+  int* hp = h_prefill_;             // positions pos-1+r, r = 0..rows+1
+  int* ht = h_prefill_ + rows + 2;  // tokens, then the next one
   for (int r = 0; r < n + 2; ++r) hp[r] = pos - 1 + r;
   for (int i = 0; i < n; ++i) ht[i] = tokens[static_cast<size_t>(i)];
   ht[n] = entries && mtp.next_token >= 0 ? mtp.next_token : 0;
-  QC_CU(cudaMemcpyAsync(pb_.pos, hp, static_cast<size_t>(n + 2) * sizeof(int), cudaMemcpyHostToDevice, stream_));
-  QC_CU(cudaMemcpyAsync(pb_.tokens, ht, static_cast<size_t>(n + 1) * sizeof(int), cudaMemcpyHostToDevice, stream_));
+  QC_CU(cudaMemcpyAsync(pb_.pos, hp, static_cast<size_t>(n + 2) * sizeof(int), cudaMemcpyHostToDevice,
+                        stream_));
+  QC_CU(cudaMemcpyAsync(pb_.tokens, ht, static_cast<size_t>(n + 1) * sizeof(int), cudaMemcpyHostToDevice,
+                        stream_));
   PrefillChunk ch;
   ch.pos = pos;
   ch.n = n;
@@ -561,13 +572,15 @@ Result<StepOutput> CudaBackend::mtp_forward(int32_t token, std::span<const float
   if (spec_n_ > 0)
     return make_error("cuda mtp_forward: a speculative forward is pending", "commit(m) it first");
   if (token < 0 || token >= c_.n_vocab)
-    return make_error("cuda mtp_forward: token " + num(token) + " is outside the vocabulary 0.." +
-                      num(c_.n_vocab - 1));
+    return make_error("cuda mtp_forward: token " + std::to_string(token) + " is outside the vocabulary 0.." +
+                      std::to_string(c_.n_vocab - 1));
   if (hidden.size() != static_cast<size_t>(c_.n_embd))
-    return make_error("cuda mtp_forward: hidden state has " + num(static_cast<long long>(hidden.size())) +
-                      " values, expected n_embd = " + num(c_.n_embd));
+    return make_error("cuda mtp_forward: hidden state has " +
+                      std::to_string(static_cast<long long>(hidden.size())) +
+                      " values, expected n_embd = " + std::to_string(c_.n_embd));
   if (pos < 0 || pos >= n_ctx_)
-    return make_error("cuda mtp_forward: position " + num(pos) + " is outside 0.." + num(n_ctx_ - 1));
+    return make_error("cuda mtp_forward: position " + std::to_string(pos) + " is outside 0.." +
+                      std::to_string(n_ctx_ - 1));
   QC_TRY(apply_config());
   const size_t V = static_cast<size_t>(c_.n_vocab), H = static_cast<size_t>(c_.n_embd);
   // `hidden` may be this backend's own output buffer (chained drafts): staged before anything is written.
@@ -612,15 +625,17 @@ std::unique_ptr<StateSnapshot> CudaBackend::snapshot() const {
   return std::make_unique<Snapshot>(snaps_, slot, this, epoch_, pos_);
 }
 
-Status CudaBackend::copy_kv(const HostKv* k_in, const HostKv* v_in, HostKv* k_out, HostKv* v_out, int pos) const {
+Status CudaBackend::copy_kv(const HostKv* k_in, const HostKv* v_in, HostKv* k_out, HostKv* v_out,
+                            int pos) const {
   const size_t n = st_.k_cache.size();
   const bool to_host = k_in == nullptr;
   if (to_host) {
     k_out->assign(n, {});
     v_out->assign(n, {});
   } else if (k_in->size() != n || v_in->size() != n) {
-    return make_error("cuda restore: the context snapshot has " + num(static_cast<long long>(k_in->size())) +
-                      " KV caches, this backend " + num(static_cast<long long>(n)));
+    return make_error("cuda restore: the context snapshot has " +
+                      std::to_string(static_cast<long long>(k_in->size())) + " KV caches, this backend " +
+                      std::to_string(static_cast<long long>(n)));
   }
   for (size_t i = 0; i < n; ++i) {
     // Layout [n_kv][n_ctx][head_dim]: positions [0, pos) of each head are one contiguous run.
@@ -633,20 +648,20 @@ Status CudaBackend::copy_kv(const HostKv* k_in, const HostKv* v_in, HostKv* k_ou
       (*k_out)[i].resize(elems);
       (*v_out)[i].resize(elems);
     } else if ((*k_in)[i].size() != elems || (*v_in)[i].size() != elems) {
-      return make_error("cuda restore: the context snapshot's KV cache " + num(static_cast<long long>(i)) +
-                        " does not match this backend's shape");
+      return make_error("cuda restore: the context snapshot's KV cache " +
+                        std::to_string(static_cast<long long>(i)) + " does not match this backend's shape");
     }
     if (run == 0) continue;
     if (to_host) {
-      QC_CU(cudaMemcpy2DAsync((*k_out)[i].data(), run, st_.k_cache[i], pitch, run, heads, cudaMemcpyDeviceToHost,
-                              stream_));
-      QC_CU(cudaMemcpy2DAsync((*v_out)[i].data(), run, st_.v_cache[i], pitch, run, heads, cudaMemcpyDeviceToHost,
-                              stream_));
+      QC_CU(cudaMemcpy2DAsync((*k_out)[i].data(), run, st_.k_cache[i], pitch, run, heads,
+                              cudaMemcpyDeviceToHost, stream_));
+      QC_CU(cudaMemcpy2DAsync((*v_out)[i].data(), run, st_.v_cache[i], pitch, run, heads,
+                              cudaMemcpyDeviceToHost, stream_));
     } else {
-      QC_CU(cudaMemcpy2DAsync(st_.k_cache[i], pitch, (*k_in)[i].data(), run, run, heads, cudaMemcpyHostToDevice,
-                              stream_));
-      QC_CU(cudaMemcpy2DAsync(st_.v_cache[i], pitch, (*v_in)[i].data(), run, run, heads, cudaMemcpyHostToDevice,
-                              stream_));
+      QC_CU(cudaMemcpy2DAsync(st_.k_cache[i], pitch, (*k_in)[i].data(), run, run, heads,
+                              cudaMemcpyHostToDevice, stream_));
+      QC_CU(cudaMemcpy2DAsync(st_.v_cache[i], pitch, (*v_in)[i].data(), run, run, heads,
+                              cudaMemcpyHostToDevice, stream_));
     }
   }
   QC_CU(cudaStreamSynchronize(stream_));  // pageable host memory: the copies end before it can change
@@ -682,8 +697,8 @@ Status CudaBackend::restore(const StateSnapshot& snap) {
     if (c->pos > n_ctx_ || c->recurrent.size() != st_.recurrent_bytes)
       return make_error("cuda restore: the context snapshot does not fit this backend's state");
     if (st_.recurrent_bytes)
-      QC_CU(cudaMemcpyAsync(st_.recurrent_base, c->recurrent.data(), st_.recurrent_bytes, cudaMemcpyHostToDevice,
-                            stream_));
+      QC_CU(cudaMemcpyAsync(st_.recurrent_base, c->recurrent.data(), st_.recurrent_bytes,
+                            cudaMemcpyHostToDevice, stream_));
     QC_TRY(copy_kv(&c->k, &c->v, nullptr, nullptr, c->pos));
     pos_ = c->pos;
     return Status::success();
@@ -694,7 +709,7 @@ Status CudaBackend::restore(const StateSnapshot& snap) {
   if (spec_n_ > 0)
     return make_error("cuda restore: a speculative forward is pending", "commit(m) it (or reset) first");
   if (s->epoch() != epoch_)
-    return make_error("cuda restore: the snapshot (position " + num(s->position()) +
+    return make_error("cuda restore: the snapshot (position " + std::to_string(s->position()) +
                       ") predates the last reset(); its KV cache entries are gone");
   if (st_.recurrent_bytes)
     QC_CU(cudaMemcpyAsync(st_.recurrent_base, s->data(), st_.recurrent_bytes, cudaMemcpyDeviceToDevice,
@@ -754,15 +769,18 @@ std::vector<CudaBackend::Region> CudaBackend::state_regions() const {
 
 Status CudaBackend::set_position_unchecked(int pos) {
   if (pos < 0 || pos >= n_ctx_)
-    return make_error("set_position_unchecked: " + num(pos) + " outside 0.." + num(n_ctx_ - 1));
+    return make_error("set_position_unchecked: " + std::to_string(pos) + " outside 0.." +
+                      std::to_string(n_ctx_ - 1));
   pos_ = pos;
   return Status::success();
 }
 
 Result<double> CudaBackend::time_steps(int m, int reps, int trials, bool keep_states) {
-  if (m < 1 || m > gpu::kMaxTokens) return make_error("time_steps: M must be in [1, 4], got " + num(m));
+  if (m < 1 || m > gpu::kMaxTokens)
+    return make_error("time_steps: M must be in [1, 4], got " + std::to_string(m));
   if (pos_ + m > n_ctx_)
-    return make_error("time_steps: position " + num(pos_) + " + " + num(m) + " exceeds n_ctx");
+    return make_error("time_steps: position " + std::to_string(pos_) + " + " + std::to_string(m) +
+                      " exceeds n_ctx");
   QC_TRY(apply_config());
   int* hs = h_steps_;
   hs[0] = pos_;
@@ -776,7 +794,8 @@ Result<double> CudaBackend::time_steps(int m, int reps, int trials, bool keep_st
 
 Result<double> CudaBackend::time_mtp_steps(int reps, int trials) {
   if (!model_.has_mtp) return make_error("time_mtp_steps: the model has no MTP block");
-  if (pos_ + 1 > n_ctx_) return make_error("time_mtp_steps: position " + num(pos_) + " is at n_ctx");
+  if (pos_ + 1 > n_ctx_)
+    return make_error("time_mtp_steps: position " + std::to_string(pos_) + " is at n_ctx");
   QC_TRY(apply_config());
   // The block's input hidden state is whatever the scratch holds (zeros after load, or the last step's):
   // its value does not change the time.

@@ -8,10 +8,6 @@
 namespace qc::cuda {
 namespace {
 
-std::string num(long long v) {
-  return std::to_string(v);
-}
-
 bool present(const TensorView& v, bool have_data) {
   return have_data ? v.present() : !v.name.empty();
 }
@@ -52,8 +48,9 @@ class Builder {
       const DType t = members[i].v->type;
       while (j < members.size() && members[j].v->type == t) {
         if (members[j].v->cols != s.k)
-          return make_error(members[j].v->name + ": expected " + num(s.k) + " input columns like " +
-                            members.front().v->name + ", got " + num(members[j].v->cols));
+          return make_error(members[j].v->name + ": expected " + std::to_string(s.k) +
+                            " input columns like " + members.front().v->name + ", got " +
+                            std::to_string(members[j].v->cols));
         rows += members[j].v->rows;
         ++j;
       }
@@ -66,7 +63,7 @@ class Builder {
       if (lin.q8) {
         if (s.k % gpu::kQBlock != 0)
           return make_error(members[i].v->name + ": Q8_0 rows must be a multiple of 32 long, got " +
-                            num(s.k));
+                            std::to_string(s.k));
         const int stride = gpu::q8_row_stride(s.k);
         int8_t* q = c_.take<int8_t>(gpu::q8_split_q_bytes(rows, s.k));
         uint16_t* d = c_.take<uint16_t>(gpu::q8_split_d_count(rows, s.k));
@@ -224,34 +221,38 @@ Status check_cuda_support(const ModelConfig& c) {
                              "choose the CPU backend for this model"));
   };
   if (c.n_embd % 32 != 0 || c.n_embd > 12288)
-    return fail("hidden size must be a multiple of 32 and <= 12288, got " + num(c.n_embd));
-  if (c.n_ff % 32 != 0) return fail("feed_forward_length must be a multiple of 32, got " + num(c.n_ff));
+    return fail("hidden size must be a multiple of 32 and <= 12288, got " + std::to_string(c.n_embd));
+  if (c.n_ff % 32 != 0)
+    return fail("feed_forward_length must be a multiple of 32, got " + std::to_string(c.n_ff));
   if (c.n_attention_layers() > 0 || c.n_mtp > 0) {
     if (c.head_dim != 128 && c.head_dim != 256)
-      return fail("attention head_dim must be 128 or 256, got " + num(c.head_dim));
+      return fail("attention head_dim must be 128 or 256, got " + std::to_string(c.head_dim));
     for (int il = 0; il < c.n_layer + c.n_mtp; ++il) {
       const bool attn = il >= c.n_layer || !c.is_recurrent[static_cast<size_t>(il)];
       if (!attn) continue;
       const int kv = c.n_kv_heads(il);
       const int g = kv > 0 ? c.n_head / kv : 0;
       if (kv <= 0 || c.n_head % kv != 0 || !(g == 1 || g == 2 || g == 3 || g == 4 || g == 6 || g == 8))
-        return fail("layer " + num(il) + ": query heads / KV heads must be 1, 2, 3, 4, 6 or 8, got " +
-                    num(c.n_head) + " / " + num(kv));
+        return fail("layer " + std::to_string(il) +
+                    ": query heads / KV heads must be 1, 2, 3, 4, 6 or 8, got " + std::to_string(c.n_head) +
+                    " / " + std::to_string(kv));
     }
     if (c.rope_dims % 2 != 0 || c.rope_dims > c.head_dim)
-      return fail("rope dimension count must be even and <= head_dim, got " + num(c.rope_dims));
+      return fail("rope dimension count must be even and <= head_dim, got " + std::to_string(c.rope_dims));
   }
   if (c.n_recurrent_layers() > 0) {
     if (c.ssm_head_k_dim != 64 && c.ssm_head_k_dim != 128)
-      return fail("GDN key head dim (ssm.state_size) must be 64 or 128, got " + num(c.ssm_head_k_dim));
+      return fail("GDN key head dim (ssm.state_size) must be 64 or 128, got " +
+                  std::to_string(c.ssm_head_k_dim));
     if (c.ssm_head_v_dim % 32 != 0 || c.ssm_head_v_dim < 32 || c.ssm_head_v_dim > 256)
-      return fail("GDN value head dim must be a multiple of 32 in [32, 256], got " + num(c.ssm_head_v_dim));
+      return fail("GDN value head dim must be a multiple of 32 in [32, 256], got " +
+                  std::to_string(c.ssm_head_v_dim));
     if (c.ssm_conv_kernel < 1 || gpu::kMaxTokens + c.ssm_conv_kernel - 1 > gpu::kConvRing)
-      return fail("ssm.conv_kernel must be in [1, " + num(gpu::kConvRing - gpu::kMaxTokens + 1) + "], got " +
-                  num(c.ssm_conv_kernel));
+      return fail("ssm.conv_kernel must be in [1, " + std::to_string(gpu::kConvRing - gpu::kMaxTokens + 1) +
+                  "], got " + std::to_string(c.ssm_conv_kernel));
     if (c.ssm_n_k_heads <= 0 || c.ssm_n_v_heads % c.ssm_n_k_heads != 0)
-      return fail("GDN value heads must be a multiple of key heads, got " + num(c.ssm_n_v_heads) + " / " +
-                  num(c.ssm_n_k_heads));
+      return fail("GDN value heads must be a multiple of key heads, got " + std::to_string(c.ssm_n_v_heads) +
+                  " / " + std::to_string(c.ssm_n_k_heads));
   }
   return Status::success();
 }
@@ -260,8 +261,8 @@ Result<DeviceModel> layout_model(const ModelConfig& c, const ModelWeights& w, bo
                                  Carver& carver) {
   QC_TRY(check_cuda_support(c));
   if (w.layers.size() != static_cast<size_t>(c.n_layer))
-    return make_error("CUDA backend: expected " + num(c.n_layer) + " layers of weights, got " +
-                      num(static_cast<long long>(w.layers.size())));
+    return make_error("CUDA backend: expected " + std::to_string(c.n_layer) + " layers of weights, got " +
+                      std::to_string(static_cast<long long>(w.layers.size())));
   DeviceModel m;
   Builder b(carver, have_data, m.slots);
   QC_ASSIGN(m.embd, b.embedding(w.token_embd, &m.embedding_bytes));
