@@ -41,6 +41,8 @@ const Shape kShapes[] = {
     {"ffn gate|up", 34816, 5120}, {"ffn down", 5120, 17408},
     // gemm_f16 multiplies gate|up in two slices of its rows (engine/cuda/prefill_program.h kF16SliceElems).
     {"gate|up half", 17408, 5120},
+    // The MTP block's entry, [e | h] (2H) -> H, run over every prompt row that has a next token.
+    {"mtp eh_proj", 5120, 10240},
 };
 const int kRows[] = {128, 512, 1024, 2048};
 
