@@ -1,0 +1,2 @@
+// Fixture only.
+#pragma once
