@@ -79,6 +79,17 @@ gpu::GdnArgs gdn_args(const ModelConfig& c, const StateBuffers& st, const DevLay
   return g;
 }
 
+// rmsnorm of n rows of H floats with weight w; the caller picks the outputs.
+gpu::RmsNormArgs rmsnorm_rows(const ModelConfig& c, const float* x, int ld_x, const float* w, int n) {
+  gpu::RmsNormArgs a;
+  a.x = x;
+  a.ld_x = ld_x;
+  a.weight = w;
+  a.n = c.n_embd;
+  a.m = n;
+  a.eps = c.rms_eps;
+  return a;
+}
 }  // namespace
 
 int f16_slice_rows(int n, int k) {
@@ -168,13 +179,7 @@ gpu::QActOut PrefillProgram::words(const QBuf& b) const {
 Status PrefillProgram::norm(const float* x, int ld_x, const float* w, int n, const QBuf& out, bool quantise,
                             cudaStream_t s) const {
   const PhaseScope phase(profile_, "norms", s);
-  gpu::RmsNormArgs a;
-  a.x = x;
-  a.ld_x = ld_x;
-  a.weight = w;
-  a.n = c_.n_embd;
-  a.m = n;
-  a.eps = c_.rms_eps;
+  gpu::RmsNormArgs a = rmsnorm_rows(c_, x, ld_x, w, n);
   a.out = out.f;
   a.ld_out = out.ld_f;
   if (quantise) a.out_q = out.out(true);
@@ -187,13 +192,7 @@ Status PrefillProgram::norm_for(const Site& site, const float* x, int ld_x, cons
          std::all_of(site.parts.begin(), site.parts.end(), [](const Linear& lin) { return lin.q8; });
   if (!*x16) return norm(x, ld_x, w, n, out, quantise, s);
   const PhaseScope phase(profile_, "norms", s);
-  gpu::RmsNormArgs a;
-  a.x = x;
-  a.ld_x = ld_x;
-  a.weight = w;
-  a.n = c_.n_embd;
-  a.m = n;
-  a.eps = c_.rms_eps;
+  gpu::RmsNormArgs a = rmsnorm_rows(c_, x, ld_x, w, n);
   a.out16 = pb_.x16;
   a.ld_out16 = pb_.ld_x16;
   a.shift16 = f16_shift;
