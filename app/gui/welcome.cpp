@@ -112,11 +112,12 @@ void WelcomePanel::size_table(UiContext& ctx) {
     }
     ImGui::EndTable();
   }
-  text_wrapped_colored(ctx.theme.text_muted,
-                       "Weights at %.2f bits (Q8_0: 34 bytes per 32), 16 (F16) and %.2f (Q4_K_M, llama.cpp's "
-                       "average); norms stay F32. *Q4_K_M is shown for comparison: this app cannot load "
-                       "K-quant files yet. The CUDA backend needs about the total in GPU memory.",
-                       formats[1].bits_per_weight, formats[0].bits_per_weight);
+  text_wrapped_colored(
+      ctx.theme.text_muted,
+      "Weights at %.2f bits (Q8_0: 34 bytes per 32), 16 (F16) and %.2f (Q4_K_M, llama.cpp's "
+      "average); norms stay F32. K-quant files (Q4_K_M and the like) run on the CPU backend only so far. "
+      "The CUDA backend needs about the total in GPU memory.",
+      formats[1].bits_per_weight, formats[0].bits_per_weight);
 }
 
 }  // namespace qc::gui

@@ -55,8 +55,8 @@ uint64_t weight_bytes(const ModelShape& s, double bits) {
 
 const std::vector<WeightFormat>& weight_formats() {
   static const std::vector<WeightFormat> f = {
-      {"Q4_K_M", 4.85, false},  // llama.cpp's reported average for Q4_K_M files
-      {"Q8_0", 8.5, true},      // 34 bytes per block of 32
+      {"Q4_K_M", 4.85, true},  // llama.cpp's reported average for Q4_K_M files
+      {"Q8_0", 8.5, true},     // 34 bytes per block of 32
       {"F16", 16.0, true},
   };
   return f;

@@ -17,7 +17,7 @@ namespace qc::gui {
 struct WeightFormat {
   const char* name;
   double bits_per_weight;
-  bool loadable;  // this app's engine reads it (F16, BF16, Q8_0, F32); Q4_K_M is for comparison
+  bool loadable;  // this app's engine reads it (all three now; Q4_K_M on the CPU backend only)
 };
 // Q4_K_M (4.85 bits: the average llama.cpp reports for its Q4_K_M files), Q8_0 (34 bytes per 32
 // weights = 8.5 bits), F16 (16 bits).

@@ -8,6 +8,7 @@
 #include "cuda/make_cuda_backend.h"
 #include "cuda/prefill_weights.h"
 #include "cuda/weight_upload.h"
+#include "runtime/cuda_weight_types.h"
 
 namespace qc::cuda {
 namespace {
@@ -87,6 +88,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
                                                         const ModelWeights& weights, bool have_data,
                                                         WeightSource* source,
                                                         const CudaBackendOptions& options) {
+  // The weight types first: a K-quant file can never run here, whatever the device (say so, not "no
+  // device" or "does not fit").
+  QC_TRY(check_cuda_weight_types(weights));
   int n_dev = 0;
   const cudaError_t de = cudaGetDeviceCount(&n_dev);
   if (de != cudaSuccess || n_dev == 0) {

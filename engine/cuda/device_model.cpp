@@ -4,6 +4,7 @@
 
 #include "attention.h"
 #include "gdn.h"
+#include "runtime/cuda_weight_types.h"
 
 namespace qc::cuda {
 namespace {
@@ -260,6 +261,8 @@ Status check_cuda_support(const ModelConfig& c) {
 Result<DeviceModel> layout_model(const ModelConfig& c, const ModelWeights& w, bool have_data,
                                  Carver& carver) {
   QC_TRY(check_cuda_support(c));
+  // Before any layout: the Builder below sizes and uploads only F32/F16/BF16/Q8_0 matrices.
+  QC_TRY(check_cuda_weight_types(w));
   if (w.layers.size() != static_cast<size_t>(c.n_layer))
     return make_error("CUDA backend: expected " + std::to_string(c.n_layer) + " layers of weights, got " +
                       std::to_string(static_cast<long long>(w.layers.size())));

@@ -280,6 +280,14 @@ std::string tensor_field(uint64_t index, std::string_view name) {
   return "tensor " + printable(name) + " (#" + std::to_string(index) + ")";
 }
 
+// "Q6_K [256,8]": the declared type and shape the byte size was derived from (a wrong type id in an
+// otherwise good file shows up as a size that no longer fits, so the message names both).
+std::string type_and_shape(const TensorInfo& t) {
+  std::string s = type_label(t.type) + " [";
+  for (uint32_t d = 0; d < t.n_dims; ++d) s += (d ? "," : "") + std::to_string(t.ne[d]);
+  return s + "]";
+}
+
 }  // namespace
 
 Result<std::unique_ptr<File>> File::open(const std::string& path, const ReaderLimits& limits) {
@@ -438,7 +446,9 @@ Status File::parse(const ReaderLimits& limits) {
       return p.fail(tensor_field(i, t.name),
                     "expected data [" + std::to_string(t.offset) + ", " + std::to_string(t.offset) + " + " +
                         std::to_string(t.nbytes) + ") inside the data section of " +
-                        std::to_string(data_bytes) + " bytes, it runs past the end of the file (truncated?)");
+                        std::to_string(data_bytes) +
+                        " bytes, it runs past the end of the file (truncated?; " + std::to_string(t.nbytes) +
+                        " bytes is the size of " + type_and_shape(t) + ")");
     }
   }
   // Overlaps: sort by offset and compare neighbours. Empty tensors occupy no bytes and never overlap.
@@ -457,7 +467,8 @@ Status File::parse(const ReaderLimits& limits) {
                     "data [" + std::to_string(cur.offset) + ", " + std::to_string(cur.offset + cur.nbytes) +
                         ") overlaps " + tensor_field(order[k - 1], prev.name) + " at [" +
                         std::to_string(prev.offset) + ", " + std::to_string(prev.offset + prev.nbytes) +
-                        "), expected disjoint tensors");
+                        "), expected disjoint tensors (sizes from the declared types: " +
+                        type_and_shape(cur) + ", " + type_and_shape(prev) + ")");
     }
   }
   return {};

@@ -165,27 +165,30 @@ Status dequantize_row(gguf::TensorType type, const uint8_t* src, float* dst, int
                       gguf::type_label(id) + " block size " + std::to_string(block_elems) + ", got " +
                       std::to_string(n));
   }
-  const int64_t nb = n / static_cast<int64_t>(block_elems);
+  dequantize_blocks(type, src, dst, n / static_cast<int64_t>(block_elems));
+  return Status::success();
+}
+
+void dequantize_blocks(gguf::TensorType type, const uint8_t* src, float* dst, int64_t n_blocks) {
   switch (type) {
     case gguf::TensorType::kQ4_0:
-      dequantize_q4_0(src, dst, nb);
+      dequantize_q4_0(src, dst, n_blocks);
       break;
     case gguf::TensorType::kQ5_0:
-      dequantize_q5_0(src, dst, nb);
+      dequantize_q5_0(src, dst, n_blocks);
       break;
     case gguf::TensorType::kQ4_K:
-      dequantize_q4_k(src, dst, nb);
+      dequantize_q4_k(src, dst, n_blocks);
       break;
     case gguf::TensorType::kQ5_K:
-      dequantize_q5_k(src, dst, nb);
+      dequantize_q5_k(src, dst, n_blocks);
       break;
     case gguf::TensorType::kQ6_K:
-      dequantize_q6_k(src, dst, nb);
+      dequantize_q6_k(src, dst, n_blocks);
       break;
     default:
-      break;  // refused above
+      break;  // not a block format of this file: the caller checked kquant_is_supported
   }
-  return Status::success();
 }
 
 }  // namespace qc

@@ -37,4 +37,9 @@ bool kquant_is_supported(gguf::TensorType type);
 // or n not a multiple of the type's block size.
 Status dequantize_row(gguf::TensorType type, const uint8_t* src, float* dst, int64_t n);
 
+// The same decode without the checks, for the forward pass's inner loop (one call per block there, where
+// building a Status per call would cost as much as the decode): `type` must satisfy kquant_is_supported and
+// `n_blocks` whole blocks are read. Bit-identical to dequantize_row.
+void dequantize_blocks(gguf::TensorType type, const uint8_t* src, float* dst, int64_t n_blocks);
+
 }  // namespace qc

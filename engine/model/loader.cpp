@@ -9,15 +9,34 @@ namespace {
 
 Result<DType> dtype_of(const gguf::File& f, const gguf::TensorInfo& t) {
   switch (static_cast<gguf::TensorType>(t.type)) {
-    case gguf::TensorType::kF32: return DType::kF32;
-    case gguf::TensorType::kF16: return DType::kF16;
-    case gguf::TensorType::kBF16: return DType::kBF16;
-    case gguf::TensorType::kQ8_0: return DType::kQ8_0;
-    default: break;
+    case gguf::TensorType::kF32:
+      return DType::kF32;
+    case gguf::TensorType::kF16:
+      return DType::kF16;
+    case gguf::TensorType::kBF16:
+      return DType::kBF16;
+    case gguf::TensorType::kQ8_0:
+      return DType::kQ8_0;
+    // llama.cpp's K-quant files mix these per tensor (Q4_K_M: Q4_K, Q6_K for some, Q8_0/F32 for others).
+    // They stay quantised in memory: the views point into the mapping and the CPU backend decodes a row
+    // at a time, so a 27B file is never expanded to f32.
+    case gguf::TensorType::kQ4_0:
+      return DType::kQ4_0;
+    case gguf::TensorType::kQ5_0:
+      return DType::kQ5_0;
+    case gguf::TensorType::kQ4_K:
+      return DType::kQ4_K;
+    case gguf::TensorType::kQ5_K:
+      return DType::kQ5_K;
+    case gguf::TensorType::kQ6_K:
+      return DType::kQ6_K;
+    default:
+      break;
   }
-  return make_error(f.path() + ": " + t.name + ": type " + std::string(gguf::type_name(t.type)) +
-                        " is not supported: expected F32, F16, BF16 or Q8_0",
-                    "re-convert the model to Q8_0 (llama.cpp: --outtype q8_0, or qwenchat-convert)");
+  return make_error(f.path() + ": " + t.name + ": type " + gguf::type_label(t.type) +
+                        " is not supported: expected F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q5_K or Q6_K",
+                    "re-quantize the model to one of these: llama.cpp's llama-quantize (Q4_K_M, Q6_K, "
+                    "Q8_0) or qwenchat-convert --outtype q8_0");
 }
 
 std::string shape_str(uint64_t in, uint64_t out) {
@@ -32,7 +51,9 @@ class Binder {
   TensorView matrix(const std::string& name, int64_t in, int64_t out) { return bind(name, in, out, false); }
   TensorView vector(const std::string& name, int64_t n) { return bind(name, n, 1, false); }
   TensorView optional_vector(const std::string& name, int64_t n) { return bind(name, n, 1, true); }
-  TensorView optional_matrix(const std::string& name, int64_t in, int64_t out) { return bind(name, in, out, true); }
+  TensorView optional_matrix(const std::string& name, int64_t in, int64_t out) {
+    return bind(name, in, out, true);
+  }
 
   const Status& status() const { return status_; }
 
@@ -43,8 +64,9 @@ class Binder {
     const gguf::TensorInfo* t = f_.find_tensor(name);
     if (!t) {
       if (!optional) {
-        status_ = make_error(f_.path() + ": tensor " + name + " is missing: expected shape " + shape_str(in, out),
-                             "the file is not a complete qwen35 model");
+        status_ =
+            make_error(f_.path() + ": tensor " + name + " is missing: expected shape " + shape_str(in, out),
+                       "the file is not a complete qwen35 model");
       }
       return v;
     }
@@ -62,6 +84,19 @@ class Binder {
       status_ = make_error(f_.path() + ": " + name + ": expected " + std::string(dtype_name(*type)) + " " +
                            (out == 1 ? "[" + std::to_string(in) + "]" : shape_str(in, out)) + ", got " +
                            std::string(gguf::type_name(t->type)) + " " + got);
+      return v;
+    }
+    // The reader derived nbytes from the type and shape; a tensor view computes it again from the DType.
+    // Both must agree (whole blocks per row, the same block size) or a row would be read from the wrong
+    // place: check here, where the tensor and its expected shape can be named.
+    const uint64_t block = static_cast<uint64_t>(dtype_block(*type));
+    const uint64_t want_bytes = dtype_bytes(*type, static_cast<uint64_t>(in)) * static_cast<uint64_t>(out);
+    if (static_cast<uint64_t>(in) % block != 0 || t->nbytes != want_bytes) {
+      status_ =
+          make_error(f_.path() + ": " + name + ": " + std::string(dtype_name(*type)) + " " +
+                     (out == 1 ? "[" + std::to_string(in) + "]" : shape_str(in, out)) +
+                     ": expected rows of whole " + std::to_string(block) + "-value blocks and " +
+                     std::to_string(want_bytes) + " bytes, got " + std::to_string(t->nbytes) + " bytes");
       return v;
     }
     v.name = name;
@@ -137,10 +172,12 @@ Result<std::unique_ptr<Model>> Model::from_file(std::unique_ptr<gguf::File> file
 
   // The vocabulary size comes from the embedding table.
   const gguf::TensorInfo* embd = f.find_tensor("token_embd.weight");
-  if (!embd) return make_error(f.path() + ": tensor token_embd.weight is missing", "the file is not a qwen35 model");
+  if (!embd)
+    return make_error(f.path() + ": tensor token_embd.weight is missing", "the file is not a qwen35 model");
   if (embd->ne[0] != static_cast<uint64_t>(c.n_embd) || embd->ne[1] == 0 || embd->ne[1] > (1u << 30)) {
     return make_error(f.path() + ": token_embd.weight: expected shape [" + std::to_string(c.n_embd) +
-                      ",n_vocab], got [" + std::to_string(embd->ne[0]) + "," + std::to_string(embd->ne[1]) + "]");
+                      ",n_vocab], got [" + std::to_string(embd->ne[0]) + "," + std::to_string(embd->ne[1]) +
+                      "]");
   }
   c.n_vocab = static_cast<int>(embd->ne[1]);
 
@@ -183,8 +220,8 @@ uint64_t Model::bytes_per_token() const {
     for (const TensorView* t : {&l.attn_norm, &l.post_norm, &l.ffn.gate, &l.ffn.up, &l.ffn.down}) add(s, *t);
     if (l.recurrent) {
       const DeltaNetWeights& g = l.gdn;
-      for (const TensorView* t : {&g.wqkv, &g.wgate, &g.wbeta, &g.walpha, &g.conv1d, &g.dt_bias, &g.a, &g.norm,
-                                  &g.wout}) {
+      for (const TensorView* t :
+           {&g.wqkv, &g.wgate, &g.wbeta, &g.walpha, &g.conv1d, &g.dt_bias, &g.a, &g.norm, &g.wout}) {
         add(s, *t);
       }
     } else {

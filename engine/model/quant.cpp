@@ -4,14 +4,30 @@
 #include <cctype>
 #include <cmath>
 
+#include "model/kquant.h"
+
 namespace qc {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::kF32: return "F32";
-    case DType::kF16: return "F16";
-    case DType::kBF16: return "BF16";
-    case DType::kQ8_0: return "Q8_0";
+    case DType::kF32:
+      return "F32";
+    case DType::kF16:
+      return "F16";
+    case DType::kBF16:
+      return "BF16";
+    case DType::kQ8_0:
+      return "Q8_0";
+    case DType::kQ4_0:
+      return "Q4_0";
+    case DType::kQ5_0:
+      return "Q5_0";
+    case DType::kQ4_K:
+      return "Q4_K";
+    case DType::kQ5_K:
+      return "Q5_K";
+    case DType::kQ6_K:
+      return "Q6_K";
   }
   return "?";
 }
@@ -30,12 +46,64 @@ Result<DType> dtype_from_name(const std::string& name, const std::string& what) 
 
 uint64_t dtype_bytes(DType t, uint64_t n) {
   switch (t) {
-    case DType::kF32: return 4 * n;
+    case DType::kF32:
+      return 4 * n;
     case DType::kF16:
-    case DType::kBF16: return 2 * n;
-    case DType::kQ8_0: return n / kQ8Block * kQ8BlockBytes;
+    case DType::kBF16:
+      return 2 * n;
+    case DType::kQ8_0:
+      return n / kQ8Block * kQ8BlockBytes;
+    case DType::kQ4_0:
+      return n / 32 * 18;
+    case DType::kQ5_0:
+      return n / 32 * 22;
+    case DType::kQ4_K:
+      return n / 256 * 144;
+    case DType::kQ5_K:
+      return n / 256 * 176;
+    case DType::kQ6_K:
+      return n / 256 * 210;
   }
   return 0;
+}
+
+int64_t dtype_block(DType t) {
+  switch (t) {
+    case DType::kF32:
+    case DType::kF16:
+    case DType::kBF16:
+      return 1;
+    case DType::kQ8_0:
+    case DType::kQ4_0:
+    case DType::kQ5_0:
+      return 32;
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K:
+      return 256;
+  }
+  return 1;
+}
+
+bool dtype_encodable(DType t) {
+  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kQ8_0;
+}
+
+std::optional<gguf::TensorType> dtype_block_format(DType t) {
+  switch (t) {
+    case DType::kQ4_0:
+      return gguf::TensorType::kQ4_0;
+    case DType::kQ5_0:
+      return gguf::TensorType::kQ5_0;
+    case DType::kQ4_K:
+      return gguf::TensorType::kQ4_K;
+    case DType::kQ5_K:
+      return gguf::TensorType::kQ5_K;
+    case DType::kQ6_K:
+      return gguf::TensorType::kQ6_K;
+    default:
+      return std::nullopt;
+  }
 }
 
 float f16_to_f32(uint16_t h) {
@@ -70,7 +138,7 @@ uint16_t f32_to_f16(float f) {
   std::memcpy(&x, &f, 4);
   const uint32_t sign = (x >> 16) & 0x8000u;
   const uint32_t abs = x & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // NaN
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: inf
   if (abs < 0x38800000u) {  // below the smallest normal f16 (2^-14): subnormal or zero
     if (abs < 0x33000000u) return static_cast<uint16_t>(sign);  // < 2^-25 rounds to 0
@@ -124,13 +192,16 @@ void dequantize_q8_0(const uint8_t* in, float* out, int64_t n) {
     uint16_t dh;
     std::memcpy(&dh, ib, 2);
     const float d = f16_to_f32(dh);
-    for (int i = 0; i < kQ8Block; ++i) out[b * kQ8Block + i] = d * static_cast<float>(static_cast<int8_t>(ib[2 + i]));
+    for (int i = 0; i < kQ8Block; ++i)
+      out[b * kQ8Block + i] = d * static_cast<float>(static_cast<int8_t>(ib[2 + i]));
   }
 }
 
 void decode_row(DType t, const uint8_t* src, float* out, int64_t n) {
   switch (t) {
-    case DType::kF32: std::memcpy(out, src, static_cast<size_t>(n) * 4); return;
+    case DType::kF32:
+      std::memcpy(out, src, static_cast<size_t>(n) * 4);
+      return;
     case DType::kF16:
       for (int64_t i = 0; i < n; ++i) {
         uint16_t h;
@@ -145,13 +216,24 @@ void decode_row(DType t, const uint8_t* src, float* out, int64_t n) {
         out[i] = bf16_to_f32(h);
       }
       return;
-    case DType::kQ8_0: dequantize_q8_0(src, out, n); return;
+    case DType::kQ8_0:
+      dequantize_q8_0(src, out, n);
+      return;
+    case DType::kQ4_0:
+    case DType::kQ5_0:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K:
+      dequantize_blocks(*dtype_block_format(t), src, out, n / dtype_block(t));
+      return;
   }
 }
 
 void encode_row(DType t, const float* x, uint8_t* out, int64_t n) {
   switch (t) {
-    case DType::kF32: std::memcpy(out, x, static_cast<size_t>(n) * 4); return;
+    case DType::kF32:
+      std::memcpy(out, x, static_cast<size_t>(n) * 4);
+      return;
     case DType::kF16:
       for (int64_t i = 0; i < n; ++i) {
         const uint16_t h = f32_to_f16(x[i]);
@@ -164,7 +246,15 @@ void encode_row(DType t, const float* x, uint8_t* out, int64_t n) {
         std::memcpy(out + 2 * i, &h, 2);
       }
       return;
-    case DType::kQ8_0: quantize_q8_0(x, out, n); return;
+    case DType::kQ8_0:
+      quantize_q8_0(x, out, n);
+      return;
+    case DType::kQ4_0:
+    case DType::kQ5_0:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K:
+      return;  // read-only formats (see dtype_encodable)
   }
 }
 

@@ -1,28 +1,39 @@
 // Number formats the weights come in: F32, F16, BF16 and Q8_0 (blocks of 32 int8 with one f16 scale,
-// 34 bytes, scale first). Conversions are exact where the format allows (f16/bf16 -> f32 always is) and
-// round-to-nearest-even on the way in.
+// 34 bytes, scale first), plus llama.cpp's Q4_0, Q5_0 (blocks of 32) and Q4_K, Q5_K, Q6_K (super-blocks
+// of 256), which a K-quant file mixes per tensor (layouts in model/kquant.h). Conversions are exact where
+// the format allows (f16/bf16 -> f32 always is, and so is every block format's decode) and
+// round-to-nearest-even on the way in. The five llama.cpp formats are read-only here: nothing writes them.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 
+#include "gguf/types.h"
 #include "qwenchat/result.h"
 
 namespace qc {
 
-enum class DType : uint8_t { kF32, kF16, kBF16, kQ8_0 };
+enum class DType : uint8_t { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ5_0, kQ4_K, kQ5_K, kQ6_K };
 
-inline constexpr int kQ8Block = 32;        // values per Q8_0 block
-inline constexpr int kQ8BlockBytes = 34;   // f16 scale + 32 int8
+inline constexpr int kQ8Block = 32;       // values per Q8_0 block
+inline constexpr int kQ8BlockBytes = 34;  // f16 scale + 32 int8
 
 const char* dtype_name(DType t);
 // "q8_0", "f16", "bf16", "f32" (any case) -> the type; `what` names the setting in the error
 // ("--outtype: expected q8_0, f16, bf16 or f32, got \"q4\"").
 Result<DType> dtype_from_name(const std::string& name, const std::string& what);
-// Bytes of `n` values (n must be a multiple of the block for Q8_0).
+// Bytes of `n` values (n must be a multiple of dtype_block(t)).
 uint64_t dtype_bytes(DType t, uint64_t n);
+// Values per block: 1 for F32/F16/BF16, 32 for Q8_0/Q4_0/Q5_0, 256 for Q4_K/Q5_K/Q6_K. A row of a weight
+// is always a whole number of blocks.
+int64_t dtype_block(DType t);
+// The ggml block format model/kquant.h decodes for Q4_0, Q5_0, Q4_K, Q5_K and Q6_K; nullopt for the others.
+std::optional<gguf::TensorType> dtype_block_format(DType t);
+// True for the types encode_row can write (F32, F16, BF16, Q8_0: those dtype_from_name accepts).
+bool dtype_encodable(DType t);
 
 float f16_to_f32(uint16_t h);
 uint16_t f32_to_f16(float f);  // round to nearest even, saturates to inf like IEEE
@@ -39,9 +50,10 @@ uint16_t f32_to_bf16(float f);  // round to nearest even; NaN stays NaN
 void quantize_q8_0(const float* x, uint8_t* out, int64_t n);
 void dequantize_q8_0(const uint8_t* in, float* out, int64_t n);
 
-// Decode `n` values of type t starting at element 0 of `src` into f32 (n multiple of 32 for Q8_0).
+// Decode `n` values of type t starting at element 0 of `src` into f32 (n a multiple of dtype_block(t)).
 void decode_row(DType t, const uint8_t* src, float* out, int64_t n);
-// Encode f32 into type t.
+// Encode f32 into type t, which must be dtype_encodable (the K-quant formats have no encoder here: every
+// caller takes its type from dtype_from_name, which never returns one). Other types leave `out` as it is.
 void encode_row(DType t, const float* x, uint8_t* out, int64_t n);
 
 }  // namespace qc

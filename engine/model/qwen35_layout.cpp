@@ -73,6 +73,12 @@ uint32_t ggml_type_id(DType t) {
       return static_cast<uint32_t>(gguf::TensorType::kBF16);
     case DType::kQ8_0:
       return static_cast<uint32_t>(gguf::TensorType::kQ8_0);
+    case DType::kQ4_0:
+    case DType::kQ5_0:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K:
+      return static_cast<uint32_t>(*dtype_block_format(t));
   }
   return 0;
 }
@@ -87,6 +93,17 @@ uint32_t llama_file_type(DType t) {
       return 7;
     case DType::kBF16:
       return 32;
+    // A file of one of these types mostly: llama.cpp's names for the mixes its quantizer writes.
+    case DType::kQ4_0:
+      return 2;
+    case DType::kQ5_0:
+      return 8;
+    case DType::kQ4_K:
+      return 15;  // Q4_K_M
+    case DType::kQ5_K:
+      return 17;  // Q5_K_M
+    case DType::kQ6_K:
+      return 18;
   }
   return 0;
 }

@@ -1,7 +1,8 @@
 // The operations of the qwen35 forward pass (QWEN35.md sections 2-4, 6), one function each, templated on
 // the scalar type T (float or double) so the float path and the double oracle are the same code. Every
 // value is decoded from its storage format into T first (decoding F32/F16/BF16/Q8_0 into f32 is exact,
-// and so is widening to double) and all arithmetic then happens in T.
+// Q4_0/Q5_0/Q4_K/Q5_K/Q6_K decode to exactly the f32 values ggml's reference gives, and widening to double
+// is exact) and all arithmetic then happens in T.
 //
 // Summation order is part of the specification: a dot product of length n accumulates element i into
 // lane i % kLanes and adds the lanes in a fixed tree at the end. The lanes let the compiler vectorise
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "model/kquant.h"
 #include "model/quant.h"
 #include "model/tensor.h"
 #include "reference/thread_pool.h"
@@ -21,6 +23,7 @@ namespace qc::ref {
 
 inline constexpr int kLanes = 16;        // partial sums per dot product
 inline constexpr int kDecodeBlock = 32;  // values decoded at a time (one Q8_0 block)
+inline constexpr int kSuperBlock = 256;  // values of one K-quant super-block (decoded whole)
 
 // kLanes running sums. add() must be fed consecutive chunks that start at multiples of kLanes (or the
 // final tail), so element i always lands in lane i % kLanes.
@@ -81,7 +84,22 @@ inline float half_to_float(uint16_t h) {
   return (h & 0x8000u) ? -f : f;
 }
 
-// Decodes values [start, start + n) of a weight row into T. For Q8_0, start and n are multiples of 32.
+// Decodes the llama.cpp block formats (Q4_0 ... Q6_K) block by block through an f32 buffer on the stack
+// (a block is the smallest unit they can be decoded in); values are the f32 ones of kquant.h in any T.
+template <class T>
+void decode_block_format(DType type, const uint8_t* row, int64_t start, int64_t n, T* out) {
+  const gguf::TensorType format = *dtype_block_format(type);
+  const int64_t block = dtype_block(type);
+  const uint64_t block_bytes = dtype_bytes(type, static_cast<uint64_t>(block));
+  float f[kSuperBlock];
+  for (int64_t b = 0; b < n / block; ++b) {
+    dequantize_blocks(format, row + static_cast<uint64_t>(start / block + b) * block_bytes, f, 1);
+    for (int64_t i = 0; i < block; ++i) out[b * block + i] = static_cast<T>(f[i]);
+  }
+}
+
+// Decodes values [start, start + n) of a weight row into T. For block formats, start and n are multiples
+// of dtype_block(type).
 template <class T>
 void decode_values(DType type, const uint8_t* row, int64_t start, int64_t n, T* out) {
   switch (type) {
@@ -121,6 +139,13 @@ void decode_values(DType type, const uint8_t* row, int64_t start, int64_t n, T* 
           out[b * kQ8Block + i] = static_cast<T>(d * static_cast<float>(q[i]));
       }
       return;
+    case DType::kQ4_0:
+    case DType::kQ5_0:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K:
+      decode_block_format(type, row, start, n, out);
+      return;
   }
 }
 
@@ -130,8 +155,10 @@ void decode_row_as(const TensorView& w, int64_t r, T* out) {
   decode_values(w.type, w.row(r), 0, w.cols, out);
 }
 
-// y[r] = sum_c W[r][c] * x[c]: one weight row decoded 32 values at a time into a small buffer and dotted
-// with x in the lane order. Equal to decoding the whole row first.
+// y[r] = sum_c W[r][c] * x[c]: one weight row decoded 32 values at a time (a whole 256-value super-block
+// for the K-quants) into a small buffer and dotted with x in the lane order. Equal to decoding the whole
+// row first: every chunk starts at a multiple of kLanes, so element i still lands in lane i % kLanes, and
+// a K-quant row gives the same bits as the F32 row of its decoded values.
 template <class T>
 T dot_row(const TensorView& w, int64_t r, const T* x) {
   const uint8_t* row = w.row(r);
@@ -155,13 +182,23 @@ T dot_row(const TensorView& w, int64_t r, const T* x) {
     }
     return acc.sum();
   }
+  static_assert(kSuperBlock % kLanes == 0 && kDecodeBlock % kLanes == 0);
+  if (dtype_block(w.type) == kSuperBlock) {
+    // Q4_K, Q5_K, Q6_K: one super-block at a time (their rows are whole super-blocks).
+    T sbuf[kSuperBlock];
+    for (int64_t i = 0; i < n; i += kSuperBlock) {
+      decode_values(w.type, row, i, kSuperBlock, sbuf);
+      acc.add(sbuf, x + i, kSuperBlock);
+    }
+    return acc.sum();
+  }
   T buf[kDecodeBlock];
   int64_t i = 0;
   for (; i + kDecodeBlock <= n; i += kDecodeBlock) {
     decode_values(w.type, row, i, kDecodeBlock, buf);
     acc.add(buf, x + i, kDecodeBlock);
   }
-  if (i < n) {  // only F32/F16/BF16 rows have a tail (Q8_0 rows are whole blocks)
+  if (i < n) {  // only F32/F16/BF16 rows have a tail (block-format rows are whole blocks)
     decode_values(w.type, row, i, n - i, buf);
     acc.add(buf, x + i, n - i);
   }

@@ -19,18 +19,24 @@ std::string name_of(const TensorView& t, const std::string& what) {
   return t.name.empty() ? what : t.name;
 }
 
-// A projection [rows][cols] = [out][in] of any dtype; Q8_0 rows must be whole blocks.
+// Rows of a block format (Q8_0, Q4_0, ... Q6_K) must be whole blocks: the decode reads block by block.
+Status check_blocks(const TensorView& t, const std::string& what) {
+  const int64_t block = dtype_block(t.type);
+  if (t.cols % block != 0) {
+    return make_error(name_of(t, what) + ": " + dtype_name(t.type) + " rows must be a multiple of " +
+                      std::to_string(block) + " values, got " + std::to_string(t.cols));
+  }
+  return Status::success();
+}
+
+// A projection [rows][cols] = [out][in] of any dtype, rows of whole blocks.
 Status check_matrix(const TensorView& t, const std::string& what, int64_t rows, int64_t cols) {
   if (!t.present()) return make_error(what + ": tensor missing (expected " + shape(rows, cols) + ")");
   if (t.rows != rows || t.cols != cols) {
     return make_error(name_of(t, what) + ": expected " + std::string(dtype_name(t.type)) + " " +
                       shape(rows, cols) + ", got " + shape(t.rows, t.cols));
   }
-  if (t.type == DType::kQ8_0 && t.cols % kQ8Block != 0) {
-    return make_error(name_of(t, what) + ": Q8_0 rows must be a multiple of 32 values, got " +
-                      std::to_string(t.cols));
-  }
-  return Status::success();
+  return check_blocks(t, what);
 }
 
 // A vector of n values (stored as one row, or rows x cols with rows * cols = n).
@@ -40,11 +46,7 @@ Status check_vector(const TensorView& t, const std::string& what, int64_t n) {
     return make_error(name_of(t, what) + ": expected " + std::to_string(n) + " values, got " +
                       shape(t.rows, t.cols));
   }
-  if (t.type == DType::kQ8_0 && t.cols % kQ8Block != 0) {
-    return make_error(name_of(t, what) + ": Q8_0 rows must be a multiple of 32 values, got " +
-                      std::to_string(t.cols));
-  }
-  return Status::success();
+  return check_blocks(t, what);
 }
 
 Status check_attention_config(const ModelConfig& c, int il, const std::string& what) {

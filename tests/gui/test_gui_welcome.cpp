@@ -28,7 +28,7 @@ TEST(GuiWelcome, SizesAreTheRealPresetsInThreeFormats) {
   const auto& f = weight_formats();
   ASSERT_EQ(f.size(), 3u);
   EXPECT_STREQ(f[0].name, "Q4_K_M");
-  EXPECT_FALSE(f[0].loadable);  // the engine reads F32/F16/BF16/Q8_0 only (engine/model/quant.h)
+  EXPECT_TRUE(f[0].loadable);  // K-quant files load (CPU backend; engine/model/loader.cpp)
   EXPECT_DOUBLE_EQ(f[1].bits_per_weight, 34.0 * 8 / 32);
   EXPECT_DOUBLE_EQ(f[2].bits_per_weight, 16.0);
   for (const SizeEstimate& e : est) {

@@ -199,7 +199,8 @@ std::string rewrite(const test::TempDir& dir, const std::string& src,
 void expect_load_error(const std::string& path, const std::vector<std::string>& parts) {
   auto m = Model::load(path);
   ASSERT_FALSE(m.ok());
-  for (const std::string& p : parts) EXPECT_NE(m.error().message.find(p), std::string::npos) << m.error().message;
+  for (const std::string& p : parts)
+    EXPECT_NE(m.error().message.find(p), std::string::npos) << m.error().message;
 }
 
 TEST(ModelLoader, MissingTensorIsNamed) {
@@ -207,8 +208,9 @@ TEST(ModelLoader, MissingTensorIsNamed) {
   const std::string src = make_tiny(dir, DType::kQ8_0);
   expect_load_error(rewrite(dir, src, [](gguf::TensorInfo& t) { return t.name != "blk.1.ssm_a"; }),
                     {"blk.1.ssm_a", "missing"});
-  expect_load_error(rewrite(dir, src, [](gguf::TensorInfo& t) { return t.name != "blk.8.nextn.eh_proj.weight"; }),
-                    {"blk.8.nextn.eh_proj.weight", "missing"});
+  expect_load_error(
+      rewrite(dir, src, [](gguf::TensorInfo& t) { return t.name != "blk.8.nextn.eh_proj.weight"; }),
+      {"blk.8.nextn.eh_proj.weight", "missing"});
 }
 
 TEST(ModelLoader, WrongShapeNamesExpectedAndActual) {
@@ -225,34 +227,16 @@ TEST(ModelLoader, WrongShapeNamesExpectedAndActual) {
 TEST(ModelLoader, UnsupportedTypeIsNamed) {
   test::TempDir dir;
   const std::string src = make_tiny(dir, DType::kF32);
-  expect_load_error(rewrite(dir, src,
-                            [](gguf::TensorInfo& t) {
-                              if (t.name == "blk.0.ffn_up.weight") t.type = static_cast<uint32_t>(gguf::TensorType::kI32);
-                              return true;
-                            }),
-                    {"blk.0.ffn_up.weight", "I32", "expected F32, F16, BF16 or Q8_0"});
+  expect_load_error(
+      rewrite(dir, src,
+              [](gguf::TensorInfo& t) {
+                if (t.name == "blk.0.ffn_up.weight") t.type = static_cast<uint32_t>(gguf::TensorType::kI32);
+                return true;
+              }),
+      {"blk.0.ffn_up.weight", "I32", "expected F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q5_K or Q6_K"});
 }
 
-// model/kquant.h can decode these on the CPU, but the loader does not bind them yet: still refused by name.
-TEST(ModelLoader, KQuantTypesAreStillRefused) {
-  test::TempDir dir;
-  const std::string src = make_tiny(dir, DType::kF32);
-  using gguf::TensorType;
-  for (const TensorType type :
-       {TensorType::kQ4_0, TensorType::kQ5_0, TensorType::kQ4_K, TensorType::kQ5_K, TensorType::kQ6_K}) {
-    const std::string name(gguf::type_name(static_cast<uint32_t>(type)));
-    SCOPED_TRACE(name);
-    expect_load_error(rewrite(dir, src,
-                              [type](gguf::TensorInfo& t) {
-                                if (t.name == "blk.0.ffn_up.weight") {
-                                  t.type = static_cast<uint32_t>(type);
-                                  t.ne[0] = 256;  // a whole number of blocks for every one of the five
-                                }
-                                return true;
-                              }),
-                      {"blk.0.ffn_up.weight", name, "expected F32, F16, BF16 or Q8_0"});
-  }
-}
+// The llama.cpp block formats (Q4_0, Q5_0, Q4_K, Q5_K, Q6_K) load: test_model_kquant_load.cpp.
 
 TEST(ModelLoader, WrongArchitectureIsRefused) {
   test::TempDir dir;
@@ -261,7 +245,8 @@ TEST(ModelLoader, WrongArchitectureIsRefused) {
                         dir, src, [](gguf::TensorInfo&) { return true; },
                         [](std::vector<gguf::KeyValue>& kv) {
                           for (auto& e : kv) {
-                            if (e.key == "general.architecture") e.value = gguf::Value::of_string("qwen3next");
+                            if (e.key == "general.architecture")
+                              e.value = gguf::Value::of_string("qwen3next");
                           }
                         }),
                     {"general.architecture", "qwen3next"});
