@@ -8,7 +8,7 @@
 #include "cuda/make_cuda_backend.h"
 #include "cuda/prefill_weights.h"
 #include "cuda/weight_upload.h"
-#include "runtime/cuda_weight_types.h"
+#include "model/cuda_weight_types.h"
 
 namespace qc::cuda {
 namespace {

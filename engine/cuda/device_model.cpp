@@ -4,7 +4,7 @@
 
 #include "attention.h"
 #include "gdn.h"
-#include "runtime/cuda_weight_types.h"
+#include "model/cuda_weight_types.h"
 
 namespace qc::cuda {
 namespace {

@@ -1,4 +1,4 @@
-// The CUDA backend's weight-type check (runtime/cuda_weight_types.h), testable without a GPU: a K-quant
+// The CUDA backend's weight-type check (model/cuda_weight_types.h), testable without a GPU: a K-quant
 // model is refused by tensor name and type with a pointer to the CPU backend; the F32 twin passes.
 #include <string>
 
@@ -6,7 +6,7 @@
 
 #include "kquant_model_file.h"
 #include "model/model.h"
-#include "runtime/cuda_weight_types.h"
+#include "model/cuda_weight_types.h"
 #include "temp_dir.h"
 
 namespace qc {

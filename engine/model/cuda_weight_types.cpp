@@ -1,4 +1,4 @@
-#include "runtime/cuda_weight_types.h"
+#include "model/cuda_weight_types.h"
 
 #include <string>
 #include <vector>
