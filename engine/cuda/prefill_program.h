@@ -4,7 +4,7 @@
 // One layer, for the chunk's n token rows (QWEN35.md sections 2-5; the decode step's math, other kernels):
 //   x = rmsnorm(h, attn_norm)                                           rmsnorm, n rows
 //   in_proj = W x                                                       GEMM (below) / gemm_dense
-//   GDN over the n rows in order (gdn_prefill) or attention            (attention_decode per 4 rows, see below)
+//   GDN over the n rows in order (gdn_prefill) or attention            (attention_prefill: one call a chunk)
 //   h += W_out y                                                        GEMM with the residual epilogue
 //   x = rmsnorm(h, post_norm); f = swiglu(W_gate x, W_up x); h += W_down f
 // then hidden = rmsnorm(h, output_norm) for every row (the MTP block's input) and logits for the last row
