@@ -146,15 +146,6 @@ TEST(KQuantLoad, MixedFileBindsQuantisedViewsIntoTheMapping) {
   EXPECT_LT((*m)->bytes_per_token() * 3, (*f32)->bytes_per_token());
 }
 
-// Not a check: with QWENCHAT_KQUANT_TEST_OUT=<folder> set, the mixed file is kept there, to look at by
-// hand (`qwenchat-cli info --model <folder>/mixed.gguf --tensors`).
-TEST(KQuantLoad, KeepsTheMixedFileWhenAsked) {
-  const char* out = std::getenv("QWENCHAT_KQUANT_TEST_OUT");
-  if (out == nullptr) GTEST_SKIP() << "QWENCHAT_KQUANT_TEST_OUT not set";
-  std::filesystem::create_directories(out);
-  test::write_kquant_model(out, 7);
-}
-
 // The K-quant matvec decodes each row a super-block (or 32-value block) at a time into exactly the f32
 // values dequantize_row gives, and accumulates element i into lane i % 16 like the F32 path, in the same
 // order: so the logits are equal bit for bit, not just within a tolerance, in both precisions. The
