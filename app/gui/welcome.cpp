@@ -60,8 +60,9 @@ bool WelcomePanel::draw(UiContext& ctx, std::string& composer, float width) {
   ImGui::TextUnformatted("Load a real Qwen3.5 model");
   ImGui::PopFont();
   ImGui::TextWrapped(
-      "Open a GGUF file in llama.cpp's qwen35 layout with F16, BF16 or Q8_0 weights, or drop one on the "
-      "window. qwenchat-convert makes one from a Hugging Face qwen3_5 checkpoint.");
+      "Open a GGUF file in llama.cpp's qwen35 layout (F16, BF16 or Q8_0 weights; K-quant files such as "
+      "Q4_K_M on the CPU backend so far), or drop one on the window. qwenchat-convert makes one from a "
+      "Hugging Face qwen3_5 checkpoint.");
   ImGui::BeginDisabled(ctx.model.loading);
   if (ImGui::Button("Open a model file…")) ctx.requests.open_model_chooser = true;
   ImGui::EndDisabled();
