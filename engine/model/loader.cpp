@@ -8,31 +8,10 @@ namespace qc {
 namespace {
 
 Result<DType> dtype_of(const gguf::File& f, const gguf::TensorInfo& t) {
-  switch (static_cast<gguf::TensorType>(t.type)) {
-    case gguf::TensorType::kF32:
-      return DType::kF32;
-    case gguf::TensorType::kF16:
-      return DType::kF16;
-    case gguf::TensorType::kBF16:
-      return DType::kBF16;
-    case gguf::TensorType::kQ8_0:
-      return DType::kQ8_0;
-    // llama.cpp's K-quant files mix these per tensor (Q4_K_M: Q4_K, Q6_K for some, Q8_0/F32 for others).
-    // They stay quantised in memory: the views point into the mapping and the CPU backend decodes a row
-    // at a time, so a 27B file is never expanded to f32.
-    case gguf::TensorType::kQ4_0:
-      return DType::kQ4_0;
-    case gguf::TensorType::kQ5_0:
-      return DType::kQ5_0;
-    case gguf::TensorType::kQ4_K:
-      return DType::kQ4_K;
-    case gguf::TensorType::kQ5_K:
-      return DType::kQ5_K;
-    case gguf::TensorType::kQ6_K:
-      return DType::kQ6_K;
-    default:
-      break;
-  }
+  // llama.cpp's K-quant files mix Q4_0/Q5_0/Q4_K/Q5_K/Q6_K per tensor (Q4_K_M: Q4_K, Q6_K for some, Q8_0
+  // and F32 for others). They stay quantised in memory: the views point into the mapping and the CPU
+  // backend decodes a row at a time, so a 27B file is never expanded to f32.
+  if (const std::optional<DType> d = dtype_of_gguf_type(t.type)) return *d;
   return make_error(f.path() + ": " + t.name + ": type " + gguf::type_label(t.type) +
                         " is not supported: expected F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q5_K or Q6_K",
                     "re-quantize the model to one of these: llama.cpp's llama-quantize (Q4_K_M, Q6_K, "

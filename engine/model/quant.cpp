@@ -44,53 +44,16 @@ Result<DType> dtype_from_name(const std::string& name, const std::string& what) 
   return make_error(what + ": expected q8_0, f16, bf16 or f32, got \"" + name + "\"");
 }
 
-uint64_t dtype_bytes(DType t, uint64_t n) {
+gguf::TensorType dtype_gguf_type(DType t) {
   switch (t) {
     case DType::kF32:
-      return 4 * n;
+      return gguf::TensorType::kF32;
     case DType::kF16:
+      return gguf::TensorType::kF16;
     case DType::kBF16:
-      return 2 * n;
+      return gguf::TensorType::kBF16;
     case DType::kQ8_0:
-      return n / kQ8Block * kQ8BlockBytes;
-    case DType::kQ4_0:
-      return n / 32 * 18;
-    case DType::kQ5_0:
-      return n / 32 * 22;
-    case DType::kQ4_K:
-      return n / 256 * 144;
-    case DType::kQ5_K:
-      return n / 256 * 176;
-    case DType::kQ6_K:
-      return n / 256 * 210;
-  }
-  return 0;
-}
-
-int64_t dtype_block(DType t) {
-  switch (t) {
-    case DType::kF32:
-    case DType::kF16:
-    case DType::kBF16:
-      return 1;
-    case DType::kQ8_0:
-    case DType::kQ4_0:
-    case DType::kQ5_0:
-      return 32;
-    case DType::kQ4_K:
-    case DType::kQ5_K:
-    case DType::kQ6_K:
-      return 256;
-  }
-  return 1;
-}
-
-bool dtype_encodable(DType t) {
-  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kQ8_0;
-}
-
-std::optional<gguf::TensorType> dtype_block_format(DType t) {
-  switch (t) {
+      return gguf::TensorType::kQ8_0;
     case DType::kQ4_0:
       return gguf::TensorType::kQ4_0;
     case DType::kQ5_0:
@@ -101,6 +64,51 @@ std::optional<gguf::TensorType> dtype_block_format(DType t) {
       return gguf::TensorType::kQ5_K;
     case DType::kQ6_K:
       return gguf::TensorType::kQ6_K;
+  }
+  return gguf::TensorType::kF32;
+}
+
+std::optional<DType> dtype_of_gguf_type(uint32_t type_id) {
+  for (int i = 0; i < kDTypeCount; ++i) {
+    const auto t = static_cast<DType>(i);
+    if (static_cast<uint32_t>(dtype_gguf_type(t)) == type_id) return t;
+  }
+  return std::nullopt;
+}
+
+namespace {
+// The block geometry of the GGUF table (gguf/types.cpp), the one home of those numbers.
+void geometry(DType t, uint64_t* elems, uint64_t* bytes) {
+  *elems = 1;
+  *bytes = 4;
+  gguf::type_block_size(static_cast<uint32_t>(dtype_gguf_type(t)), elems, bytes);
+}
+}  // namespace
+
+uint64_t dtype_bytes(DType t, uint64_t n) {
+  uint64_t elems = 1, bytes = 4;
+  geometry(t, &elems, &bytes);
+  return n / elems * bytes;
+}
+
+int64_t dtype_block(DType t) {
+  uint64_t elems = 1, bytes = 4;
+  geometry(t, &elems, &bytes);
+  return static_cast<int64_t>(elems);
+}
+
+bool dtype_encodable(DType t) {
+  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kQ8_0;
+}
+
+std::optional<gguf::TensorType> dtype_block_format(DType t) {
+  switch (t) {
+    case DType::kQ4_0:
+    case DType::kQ5_0:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K:
+      return dtype_gguf_type(t);
     default:
       return std::nullopt;
   }

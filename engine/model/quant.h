@@ -17,6 +17,8 @@
 namespace qc {
 
 enum class DType : uint8_t { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ5_0, kQ4_K, kQ5_K, kQ6_K };
+inline constexpr int kDTypeCount = 9;
+static_assert(static_cast<int>(DType::kQ6_K) + 1 == kDTypeCount, "kDTypeCount counts every DType");
 
 inline constexpr int kQ8Block = 32;       // values per Q8_0 block
 inline constexpr int kQ8BlockBytes = 34;  // f16 scale + 32 int8
@@ -25,6 +27,10 @@ const char* dtype_name(DType t);
 // "q8_0", "f16", "bf16", "f32" (any case) -> the type; `what` names the setting in the error
 // ("--outtype: expected q8_0, f16, bf16 or f32, got \"q4\"").
 Result<DType> dtype_from_name(const std::string& name, const std::string& what);
+// The GGUF tensor type of each DType, and back (nullopt: a GGUF type the engine does not compute with).
+// Block sizes and bytes come from the GGUF type table (gguf::type_block_size), not a second copy.
+gguf::TensorType dtype_gguf_type(DType t);
+std::optional<DType> dtype_of_gguf_type(uint32_t type_id);
 // Bytes of `n` values (n must be a multiple of dtype_block(t)).
 uint64_t dtype_bytes(DType t, uint64_t n);
 // Values per block: 1 for F32/F16/BF16, 32 for Q8_0/Q4_0/Q5_0, 256 for Q4_K/Q5_K/Q6_K. A row of a weight
