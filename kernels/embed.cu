@@ -1,4 +1,6 @@
-// One thread per output element, grid (ceil(dim/256), M). A row is a few KB; the lookup is launch latency.
+// One thread per output element, grid (ceil(dim/256), M); block-quantised tables one thread per 32-value
+// piece (block_quant.cuh). A row is a few KB; the lookup is launch latency.
+#include "block_quant.cuh"
 #include "common.cuh"
 #include "embed.h"
 
@@ -31,9 +33,30 @@ __global__ void __launch_bounds__(kThreads) embed_kernel(const EmbedArgs a) {
       case EmbedType::kBF16:
         v = bf2f(static_cast<const uint16_t*>(a.dense)[row * a.dim + i]);
         break;
+      case EmbedType::kBlock:
+        break;  // embed_block_kernel
     }
   }
   a.out[m * a.ld_out + i] = v;
+}
+
+__global__ void __launch_bounds__(kThreads) embed_block_kernel(const EmbedArgs a) {
+  pdl_wait();
+  pdl_trigger();
+  const int m = blockIdx.y;
+  const int p = blockIdx.x * kThreads + threadIdx.x;
+  if (p >= a.dim / 32) return;
+  const int tok = a.d_tokens[m];
+  float v[32];
+  if (tok >= 0 && tok < a.n_vocab) {
+    decode_piece_any(a.blocks.type, piece_block(a.blocks, tok, p), p % block_pieces(a.blocks.type), v);
+  } else {
+#pragma unroll
+    for (int j = 0; j < 32; ++j) v[j] = __int_as_float(0x7fc00000);  // NaN for an id out of range
+  }
+  float* out = a.out + static_cast<size_t>(m) * a.ld_out + p * 32;
+#pragma unroll
+  for (int j = 0; j < 32; ++j) out[j] = v[j];
 }
 
 }  // namespace
@@ -51,6 +74,20 @@ GpuStatus embed(const EmbedArgs& a, cudaStream_t stream) {
                    "embed: Q8 table must be n_vocab x dim (" + std::to_string(a.n_vocab) + " x " +
                        std::to_string(a.dim) + ", dim multiple of 32), got " + std::to_string(a.q8.rows) +
                        " x " + std::to_string(a.q8.cols));
+  } else if (a.type == EmbedType::kBlock) {
+    QC_GPU_REQUIRE(a.blocks.data, "embed: block table pointer is null");
+    QC_GPU_REQUIRE(a.blocks.rows == a.n_vocab && a.blocks.cols == a.dim && a.dim % block_elems(a.blocks.type) == 0,
+                   std::string("embed: ") + block_type_name(a.blocks.type) + " table must be n_vocab x dim (" +
+                       std::to_string(a.n_vocab) + " x " + std::to_string(a.dim) + ", dim a multiple of " +
+                       std::to_string(block_elems(a.blocks.type)) + "), got " + std::to_string(a.blocks.rows) +
+                       " x " + std::to_string(a.blocks.cols));
+    QC_GPU_REQUIRE(block_elems(a.blocks.type) != 256 || aligned16(a.blocks.data),
+                   "embed: K-quant tables must start 16-byte aligned");
+    const int pieces = a.dim / 32;
+    QC_CUDA_CHECK(launch_kernel(embed_block_kernel, dim3((pieces + kThreads - 1) / kThreads, a.m), dim3(kThreads), 0,
+                                stream, a.pdl, a));
+    QC_LAUNCH_CHECK("embed_block_kernel", stream);
+    return GpuStatus::success();
   } else {
     QC_GPU_REQUIRE(a.dense, "embed: dense table pointer is null");
   }

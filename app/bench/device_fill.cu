@@ -20,6 +20,10 @@ void fill_int8(int8_t* p, size_t n, uint64_t seed, cudaStream_t s) {
 void fill_scales_f16(uint16_t* p, size_t n, uint64_t seed, float lo, float hi, cudaStream_t s) {
   qc::bench::fill_on(s, qc::bench::fill_scales, p, n, seed, lo, hi);
 }
+void fill_block_scales_f16(uint8_t* base, size_t n_blocks, int block_bytes, int offset, uint64_t seed, float lo,
+                           float hi, cudaStream_t s) {
+  qc::bench::fill_on(s, qc::bench::fill_block_scales, base, n_blocks, block_bytes, offset, seed, lo, hi);
+}
 void fill_normal_f32(float* p, size_t n, uint64_t seed, float mean, float stddev, cudaStream_t s) {
   qc::bench::fill_on(s, qc::bench::fill_normal, p, n, seed, mean, stddev);
 }

@@ -22,6 +22,9 @@ CeilingResult measure_ceilings(cudaStream_t s, int sm_count, int reps);
 void fill_int8(int8_t* p, size_t n, uint64_t seed, cudaStream_t s);
 // f16 with magnitude uniform in [lo, hi], random sign.
 void fill_scales_f16(uint16_t* p, size_t n, uint64_t seed, float lo, float hi, cudaStream_t s);
+// Positive f16 magnitudes uniform in [lo, hi] at byte `offset` of each of n_blocks blocks of block_bytes.
+void fill_block_scales_f16(uint8_t* base, size_t n_blocks, int block_bytes, int offset, uint64_t seed, float lo,
+                           float hi, cudaStream_t s);
 void fill_normal_f32(float* p, size_t n, uint64_t seed, float mean, float stddev, cudaStream_t s);
 void fill_normal_f16(uint16_t* p, size_t n, uint64_t seed, float mean, float stddev, cudaStream_t s);
 void fill_uniform_f32(float* p, size_t n, uint64_t seed, float lo, float hi, cudaStream_t s);

@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -75,6 +76,7 @@ struct Options {
   qc::cuda::PrefillGemm prefill_gemm = qc::cuda::PrefillGemm::kAuto;
   qc::cuda::PrefillWeights prefill_weights = qc::cuda::PrefillWeights::kAuto;
   int prefill_rows = qc::cuda::CudaBackendOptions{}.prefill_rows;
+  qc::DType weights = qc::DType::kQ8_0;  // the preset's matrix type
 };
 
 const std::vector<qc::app::OptionSpec> kSpecs = {
@@ -93,6 +95,7 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
     {"prefill-weights", true,
      "the f16 GEMM's weights: auto (default: resident when a quarter of the card stays free), resident, per-chunk"},
     {"prefill-rows", true, "tokens per prompt chunk (default 1024)"},
+    {"weights", true, "the preset's matrix type: q8_0 (default), q4_0, q5_0, q4_k, q5_k, q6_k or f32"},
     {"help", false, "this text"},
 };
 
@@ -130,6 +133,20 @@ Result<Options> parse(int argc, char** argv, bool* help) {
   QC_ASSIGN(o.budget_s, a.get_double("budget", o.budget_s, 1.0, 1e5));
   o.quick = a.has("quick");
   o.only_prefill = a.has("only-prefill");
+  if (const auto w = a.get("weights")) {
+    bool found = false;
+    for (int i = 0; i < qc::kDTypeCount && !found; ++i) {
+      const auto t = static_cast<qc::DType>(i);
+      std::string name = qc::dtype_name(t);
+      for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (name == *w && t != qc::DType::kF16 && t != qc::DType::kBF16) {
+        o.weights = t;
+        found = true;
+      }
+    }
+    if (!found)
+      return qc::make_error("--weights: unknown \"" + *w + "\": expected q8_0, q4_0, q5_0, q4_k, q5_k, q6_k or f32");
+  }
   if (const auto c = a.get("prefill")) {
     o.prefill.prefill.clear();
     for (const std::string& x : split(*c)) o.prefill.prefill.push_back(std::max(1, std::atoi(x.c_str())));
@@ -267,10 +284,11 @@ Status Bench::build_model() {
     QC_ASSIGN(const qc::ModelShape shape, qc::preset_shape(opt_.preset));
     QC_ASSIGN(const qc::ModelConfig c, preset_config(shape));
     const qc::ModelWeights described =
-        qc::cuda::describe_generated_weights(c, qc::DType::kQ8_0, shape.tied_embeddings);
+        qc::cuda::describe_generated_weights(c, opt_.weights, shape.tied_embeddings);
     qc::bench_app::RandomWeights source(20261202);
     QC_ASSIGN(be_, qc::cuda::CudaBackend::create_generated(c, described, source, bo));
-    model_desc_ = "preset " + opt_.preset + " (Q8_0 weights generated on the GPU): " + c.summary();
+    model_desc_ = "preset " + opt_.preset + " (" + qc::dtype_name(opt_.weights) +
+                  " weights generated on the GPU): " + c.summary();
   }
   load_s_ = std::chrono::duration<double>(Clock::now() - t).count();
   QC_TRY(qc::bench_app::fill_state_random(be_->state_regions(), 7, stream_));

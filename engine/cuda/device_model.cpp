@@ -17,6 +17,29 @@ size_t elem_bytes(DType t) {
   return t == DType::kF32 ? 4 : 2;
 }
 
+// The kernels' name for a block-quantised storage type; false for the others.
+bool block_type(DType t, gpu::BlockType* out) {
+  switch (t) {
+    case DType::kQ4_0:
+      *out = gpu::BlockType::kQ4_0;
+      return true;
+    case DType::kQ5_0:
+      *out = gpu::BlockType::kQ5_0;
+      return true;
+    case DType::kQ4_K:
+      *out = gpu::BlockType::kQ4_K;
+      return true;
+    case DType::kQ5_K:
+      *out = gpu::BlockType::kQ5_K;
+      return true;
+    case DType::kQ6_K:
+      *out = gpu::BlockType::kQ6_K;
+      return true;
+    default:
+      return false;
+  }
+}
+
 gpu::DenseType dense_type(DType t) {
   switch (t) {
     case DType::kF16:
@@ -59,9 +82,12 @@ class Builder {
       lin.rows = static_cast<int>(rows);
       lin.cols = s.k;
       lin.out_offset = s.n_out;
-      lin.q8 = t == DType::kQ8_0;
+      gpu::BlockType bt{};
+      lin.format = t == DType::kQ8_0       ? Linear::Format::kQ8
+                   : block_type(t, &bt) ? Linear::Format::kBlock
+                                        : Linear::Format::kDense;
       int64_t r0 = 0;
-      if (lin.q8) {
+      if (lin.format == Linear::Format::kQ8) {
         if (s.k % gpu::kQBlock != 0)
           return make_error(members[i].v->name + ": Q8_0 rows must be a multiple of 32 long, got " +
                             std::to_string(s.k));
@@ -74,6 +100,19 @@ class Builder {
           slot.row_stride = stride;
           slot.q = q ? q + static_cast<size_t>(r0) * stride : nullptr;
           slot.d = d ? d + static_cast<size_t>(r0) * (s.k / gpu::kQBlock) : nullptr;
+          slots_.push_back(std::move(slot));
+          r0 += members[m].v->rows;
+        }
+      } else if (lin.format == Linear::Format::kBlock) {
+        if (s.k % gpu::block_elems(bt) != 0)
+          return make_error(members[i].v->name + ": " + dtype_name(t) + " rows must be a multiple of " +
+                            std::to_string(gpu::block_elems(bt)) + " long, got " + std::to_string(s.k));
+        const size_t row = gpu::block_row_bytes(bt, s.k);
+        uint8_t* data = c_.take<uint8_t>(static_cast<size_t>(rows) * row);
+        lin.blocks = gpu::BlockWeights{data, bt, lin.rows, s.k};
+        for (size_t m = i; m < j; ++m) {
+          TensorSlot slot = base_slot(*members[m].v, members[m].role, TensorSlot::Kind::kBlock);
+          slot.data = data ? data + static_cast<size_t>(r0) * row : nullptr;
           slots_.push_back(std::move(slot));
           r0 += members[m].v->rows;
         }
@@ -117,6 +156,17 @@ class Builder {
       slot.q = q;
       slot.d = d;
       slot.row_stride = stride;
+      *bytes = slot.device_bytes();
+      slots_.push_back(std::move(slot));
+    } else if (gpu::BlockType bt{}; block_type(v.type, &bt)) {
+      if (v.cols % gpu::block_elems(bt) != 0)
+        return make_error(v.name + ": " + dtype_name(v.type) + " rows must be a multiple of " +
+                          std::to_string(gpu::block_elems(bt)) + " long, got " + std::to_string(v.cols));
+      uint8_t* data = c_.take<uint8_t>(static_cast<size_t>(v.rows) * gpu::block_row_bytes(bt, v.cols));
+      e.type = gpu::EmbedType::kBlock;
+      e.blocks = gpu::BlockWeights{data, bt, static_cast<int>(v.rows), static_cast<int>(v.cols)};
+      TensorSlot slot = base_slot(v, WeightRole::kEmbedding, TensorSlot::Kind::kBlock);
+      slot.data = data;
       *bytes = slot.device_bytes();
       slots_.push_back(std::move(slot));
     } else {
@@ -198,6 +248,10 @@ uint64_t TensorSlot::device_bytes() const {
       return static_cast<uint64_t>(rows) * static_cast<uint64_t>(row_stride) + n / gpu::kQBlock * 2;
     case Kind::kDense:
       return n * elem_bytes(type);
+    case Kind::kBlock: {
+      gpu::BlockType bt{};
+      return block_type(type, &bt) ? static_cast<uint64_t>(rows) * gpu::block_row_bytes(bt, cols) : 0;
+    }
     case Kind::kF32Vector:
       return n * 4;
   }
@@ -206,8 +260,26 @@ uint64_t TensorSlot::device_bytes() const {
 
 uint64_t Linear::bytes() const {
   const auto n = static_cast<uint64_t>(rows) * static_cast<uint64_t>(cols);
-  if (q8) return static_cast<uint64_t>(rows) * static_cast<uint64_t>(w.row_stride) + n / gpu::kQBlock * 2;
+  switch (format) {
+    case Format::kQ8:
+      return static_cast<uint64_t>(rows) * static_cast<uint64_t>(w.row_stride) + n / gpu::kQBlock * 2;
+    case Format::kBlock:
+      return static_cast<uint64_t>(rows) * blocks.row_bytes();
+    case Format::kDense:
+      break;
+  }
   return n * (dense_type == gpu::DenseType::kF32 ? 4 : 2);
+}
+
+gpu::EmbedArgs DevEmbedding::args(int n_vocab, int dim) const {
+  gpu::EmbedArgs e;
+  e.type = type;
+  e.q8 = q8;
+  e.dense = dense;
+  e.blocks = blocks;
+  e.n_vocab = n_vocab;
+  e.dim = dim;
+  return e;
 }
 
 uint64_t Site::bytes() const {
@@ -261,8 +333,8 @@ Status check_cuda_support(const ModelConfig& c) {
 Result<DeviceModel> layout_model(const ModelConfig& c, const ModelWeights& w, bool have_data,
                                  Carver& carver) {
   QC_TRY(check_cuda_support(c));
-  // Before any layout: the Builder below sizes and uploads only F32/F16/BF16/Q8_0 matrices.
-  QC_TRY(check_cuda_weight_types(w));
+  // Before any layout: the Builder below sizes and uploads the types the kernels read.
+  QC_TRY(check_cuda_weight_types(w, /*released_only=*/false));
   if (w.layers.size() != static_cast<size_t>(c.n_layer))
     return make_error("CUDA backend: expected " + std::to_string(c.n_layer) + " layers of weights, got " +
                       std::to_string(static_cast<long long>(w.layers.size())));
@@ -285,10 +357,14 @@ Result<DeviceModel> layout_model(const ModelConfig& c, const ModelWeights& w, bo
     Linear lin;
     lin.rows = static_cast<int>(w.token_embd.rows);
     lin.cols = static_cast<int>(w.token_embd.cols);
-    lin.q8 = m.embd.type == gpu::EmbedType::kQ8;
-    if (lin.q8) {
+    if (m.embd.type == gpu::EmbedType::kQ8) {
+      lin.format = Linear::Format::kQ8;
       lin.w = m.embd.q8;
+    } else if (m.embd.type == gpu::EmbedType::kBlock) {
+      lin.format = Linear::Format::kBlock;
+      lin.blocks = m.embd.blocks;
     } else {
+      lin.format = Linear::Format::kDense;
       lin.dense = m.embd.dense;
       lin.dense_type = dense_type(w.token_embd.type);
     }

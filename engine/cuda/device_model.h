@@ -7,6 +7,8 @@
 //   [rows][K/32]); the GEMV variants of KernelConfig run on them.
 // - F32 / F16 / BF16 matrices stay in their format, rows contiguous, and run through gemv_dense with f32
 //   activations (exact weights: an F32 model on the GPU differs from the f64 oracle by f32 rounding only).
+// - Q4_0 / Q5_0 / Q4_K / Q5_K / Q6_K matrices stay as the file stores them (kernels/block_quant.h) and run
+//   through gemv_block with f32 activations; the prompt path dequantises them to f16 like Q8_0.
 // - Vectors (norms, conv taps, dt bias, ssm_a) are decoded to f32 whatever their file type.
 // Projections that read the same input are stacked row-wise into one matrix per storage type, so one
 // launch covers them: GDN [qkv | z | beta | alpha], attention [q+gate | k | v], FFN [gate | up]. Rows of
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "cuda/cuda_util.h"
+#include "block_quant.h"
 #include "embed.h"
 #include "layout.h"
 #include "model/config.h"
@@ -31,7 +34,7 @@ enum class WeightRole : uint8_t { kProjection, kEmbedding, kNorm, kGatedNorm, kS
 
 // One tensor of the file and where it goes on the device: what a WeightSource fills.
 struct TensorSlot {
-  enum class Kind : uint8_t { kQ8, kDense, kF32Vector };
+  enum class Kind : uint8_t { kQ8, kDense, kBlock, kF32Vector };
   const TensorView* src = nullptr;  // the file's tensor; null when the weights are generated on the device
   std::string name;
   WeightRole role = WeightRole::kProjection;
@@ -41,21 +44,27 @@ struct TensorSlot {
   int8_t* q = nullptr;    // kQ8: [rows][row_stride]
   uint16_t* d = nullptr;  // kQ8: [rows][cols / 32]
   int row_stride = 0;
-  void* data = nullptr;  // kDense: [rows][cols] of `type`; kF32Vector: rows * cols floats
+  void* data = nullptr;  // kDense / kBlock: the file's rows of `type`; kF32Vector: rows * cols floats
 
   uint64_t device_bytes() const;
 };
 
 // One GEMV launch over a run of stacked rows that share a storage type.
 struct Linear {
-  bool q8 = true;
-  gpu::Q8Weights w{};           // q8
-  uint16_t* w16 = nullptr;      // q8: the prompt path's resident f16 copy [rows][cols] (prefill_weights.h) or null
-  const void* dense = nullptr;  // !q8: [rows][cols] of dense_type
+  enum class Format : uint8_t { kQ8, kDense, kBlock };
+  Format format = Format::kQ8;
+  gpu::Q8Weights w{};           // kQ8
+  gpu::BlockWeights blocks{};   // kBlock
+  uint16_t* w16 = nullptr;      // kQ8 / kBlock: the prompt path's resident f16 copy [rows][cols] (prefill_weights.h) or null
+  const void* dense = nullptr;  // kDense: [rows][cols] of dense_type
   gpu::DenseType dense_type = gpu::DenseType::kF32;
   int rows = 0, cols = 0;
   int out_offset = 0;      // first output column of these rows in the site's output row
   uint64_t bytes() const;  // weight bytes one launch reads
+  bool q8() const { return format == Format::kQ8; }
+  // The prompt path multiplies Q8_0 and block-quantised matrices on the f16 tensor cores (dequantised to
+  // f16 first); dense ones on gemm_dense.
+  bool f16_gemm() const { return format != Format::kDense; }
 };
 
 // Projections that share one input, writing one output row of n_out columns.
@@ -93,6 +102,9 @@ struct DevEmbedding {
   gpu::EmbedType type = gpu::EmbedType::kQ8;
   gpu::Q8Weights q8{};
   const void* dense = nullptr;
+  gpu::BlockWeights blocks{};
+  // The lookup's arguments (the caller sets tokens, rows and output).
+  gpu::EmbedArgs args(int n_vocab, int dim) const;
 };
 
 struct DeviceModel {

@@ -1,4 +1,5 @@
 #include "cuda/prefill_program.h"
+#include "cuda/prefill_weights.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "gdn_prefill.h"
 #include "gemm_dense.h"
 #include "gemm_q8.h"
+#include "gemv_block.h"
 #include "mtp.h"
 #include "norm_quant.h"
 #include "swiglu.h"
@@ -141,14 +143,14 @@ Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool
     b.gdn = cv.take<float>(std::max<size_t>(gpu::gdn_prefill_scratch_floats(g), 1));
   }
   if (f16) {
-    // Every Q8_0 matrix the path multiplies (lm_head stays on gemm_q8: one row).
+    // Every Q8_0 and block-quantised matrix the path multiplies (lm_head stays a one-row product).
     int max_k = 8;
     size_t slice = 0;
     auto site = [&](const Site& st) {
       for (const Linear& lin : st.parts) {
-        if (!lin.q8) continue;
-        max_k = std::max(max_k, lin.w.cols);
-        slice = std::max(slice, static_cast<size_t>(f16_slice_rows(lin.w.rows, lin.w.cols)) * lin.w.cols);
+        if (!lin.f16_gemm()) continue;
+        max_k = std::max(max_k, lin.cols);
+        slice = std::max(slice, static_cast<size_t>(f16_slice_rows(lin.rows, lin.cols)) * lin.cols);
       }
     };
     auto layer = [&](const DevLayer& L) {
@@ -189,7 +191,7 @@ Status PrefillProgram::norm(const float* x, int ld_x, const float* w, int n, con
 Status PrefillProgram::norm_for(const Site& site, const float* x, int ld_x, const float* w, int n, const QBuf& out,
                                 bool quantise, int f16_shift, cudaStream_t s, bool* x16) const {
   *x16 = f16_ && !quantise &&
-         std::all_of(site.parts.begin(), site.parts.end(), [](const Linear& lin) { return lin.q8; });
+         std::all_of(site.parts.begin(), site.parts.end(), [](const Linear& lin) { return lin.f16_gemm(); });
   if (!*x16) return norm(x, ld_x, w, n, out, quantise, s);
   const PhaseScope phase(profile_, "norms", s);
   gpu::RmsNormArgs a = rmsnorm_rows(c_, x, ld_x, w, n);
@@ -199,18 +201,19 @@ Status PrefillProgram::norm_for(const Site& site, const float* x, int ld_x, cons
   return gpu_status("norm", gpu::rmsnorm(a, s));
 }
 
-// The f16 path of one Q8_0 matrix: pb.x16 holds the inputs already; the matrix in slices of rows.
+// The f16 path of one Q8_0 or block-quantised matrix: pb.x16 holds the inputs already; the matrix in slices
+// of rows.
 Status PrefillProgram::project_f16(const char* label, const Linear& lin, int n, float* y, int ld_y,
                                    const float* residual, int f16_shift, cudaStream_t s) const {
-  const int K = lin.w.cols;
-  const int slice = f16_slice_rows(lin.w.rows, K);  // layout_prefill sized pb.w16 for it
-  for (int r0 = 0; r0 < lin.w.rows; r0 += slice) {
-    const int rows = std::min(slice, lin.w.rows - r0);
+  const int K = lin.cols;
+  const int slice = f16_slice_rows(lin.rows, K);  // layout_prefill sized pb.w16 for it
+  for (int r0 = 0; r0 < lin.rows; r0 += slice) {
+    const int rows = std::min(slice, lin.rows - r0);
     // The resident copy when the load made one (prefill_weights.h: the same bits), else this slice now.
     const uint16_t* w16 = lin.w16 ? lin.w16 + static_cast<size_t>(r0) * K : pb_.w16;
     if (!lin.w16) {
       const PhaseScope phase(profile_, "f16: weight dequantisation", s);
-      QC_TRY(gpu_status(label, gpu::dequant_q8_f16(lin.w, r0, rows, pb_.w16, K, s)));
+      QC_TRY(gpu_status(label, dequant_linear_f16(lin, r0, rows, pb_.w16, K, s)));
     }
     const PhaseScope phase(profile_, label, s);
     gpu::GemmF16Args g;
@@ -241,14 +244,30 @@ Status PrefillProgram::project_site(const char* label, const Site& site, const Q
                                     bool x16_ready) const {
   // The site's parts share their input: rounded to f16 once (or already, by the caller).
   for (const Linear& lin : site.parts) {
-    if (lin.q8 && f16) {
+    if (lin.f16_gemm() && f16) {
       if (!x16_ready) {
         const PhaseScope phase(profile_, "f16: activation rounding", s);
-        QC_TRY(gpu_status(label, gpu::rows_to_f16(in.f, in.ld_f, n, lin.w.cols, f16_shift, pb_.x16, pb_.ld_x16, s)));
+        QC_TRY(gpu_status(label, gpu::rows_to_f16(in.f, in.ld_f, n, lin.cols, f16_shift, pb_.x16, pb_.ld_x16, s)));
         x16_ready = true;
       }
       QC_TRY(project_f16(label, lin, n, y, ld_y, residual, f16_shift, s));
-    } else if (lin.q8) {
+    } else if (lin.format == Linear::Format::kBlock) {
+      // lm_head's one row, or every block-quantised matrix on the int8 path (no cuBLASLt): the decode GEMV,
+      // kMaxTokens rows at a time (slow for a long prompt; only where the f16 GEMM is unavailable).
+      const PhaseScope phase(profile_, label, s);
+      for (int r0 = 0; r0 < n; r0 += gpu::kMaxTokens) {
+        gpu::GemvBlockArgs g;
+        g.w = lin.blocks;
+        g.x = in.f + static_cast<size_t>(r0) * in.ld_f;
+        g.ld_x = in.ld_f;
+        g.m = std::min(gpu::kMaxTokens, n - r0);
+        g.y = y + static_cast<size_t>(r0) * ld_y + lin.out_offset;
+        g.ld_y = ld_y;
+        g.residual = residual ? residual + static_cast<size_t>(r0) * ld_y + lin.out_offset : nullptr;
+        g.ld_residual = ld_y;
+        QC_TRY(gpu_status(label, gpu::gemv_block(g, s)));
+      }
+    } else if (lin.q8()) {
       const PhaseScope phase(profile_, label, s);
       gpu::GemmQ8Args g;
       g.w = lin.w;
@@ -346,7 +365,7 @@ Status PrefillProgram::layer(const DevLayer& L, float* h, const int* d_pos, int 
   a.n = F;
   a.m = n;
   // The f16 path reads the SwiGLU output only as down's f16 input: written as such, no f32 copy.
-  const bool f16_down = f16_ && std::all_of(L.down.parts.begin(), L.down.parts.end(), [](const Linear& lin) { return lin.q8; });
+  const bool f16_down = f16_ && std::all_of(L.down.parts.begin(), L.down.parts.end(), [](const Linear& lin) { return lin.f16_gemm(); });
   if (f16_down) {
     a.out16 = pb_.x16;
     a.ld_out16 = pb_.ld_x16;
@@ -367,14 +386,9 @@ Status PrefillProgram::enqueue(const PrefillChunk& ch, cudaStream_t s) const {
   const int n = ch.n, H = c_.n_embd;
   if (n < 1 || n > pb_.rows)
     return make_error("prefill: a chunk of " + std::to_string(n) + " tokens, expected 1.." + std::to_string(pb_.rows));
-  gpu::EmbedArgs e;
+  gpu::EmbedArgs e = m_.embd.args(c_.n_vocab, H);
   e.d_tokens = pb_.tokens;
   e.m = n;
-  e.type = m_.embd.type;
-  e.q8 = m_.embd.q8;
-  e.dense = m_.embd.dense;
-  e.n_vocab = c_.n_vocab;
-  e.dim = H;
   e.out = pb_.h;
   e.ld_out = H;
   {
@@ -387,7 +401,8 @@ Status PrefillProgram::enqueue(const PrefillChunk& ch, cudaStream_t s) const {
   QBuf fin = pb_.x;
   fin.f = pb_.hidden + H;
   fin.ld_f = H;
-  // lm_head: one row, on gemm_q8 on both paths (a vocabulary-sized dequantisation would cost more than it).
+  // lm_head: one row, on gemm_q8 / gemv_block on both paths (a vocabulary-sized dequantisation would cost
+  // more than it).
   QC_TRY(norm(pb_.h, H, m_.output_norm, n, fin, true, s));
   QC_TRY(project_site("lm_head", m_.lm_head, offset_rows(fin, n - 1), 1, sc_.logits, c_.n_vocab, nullptr,
                       /*f16=*/false, 0, s));
@@ -405,14 +420,9 @@ Status PrefillProgram::mtp_entries(const PrefillChunk& ch, cudaStream_t s) const
 
 Status PrefillProgram::mtp_batch(int r0, int k, cudaStream_t s) const {
   const int H = c_.n_embd;
-  gpu::EmbedArgs e;
+  gpu::EmbedArgs e = m_.embd.args(c_.n_vocab, H);
   e.d_tokens = pb_.tokens + r0;
   e.m = k;
-  e.type = m_.embd.type;
-  e.q8 = m_.embd.q8;
-  e.dense = m_.embd.dense;
-  e.n_vocab = c_.n_vocab;
-  e.dim = H;
   e.out = pb_.h;
   e.ld_out = H;
   QC_TRY(gpu_status("mtp embed", gpu::embed(e, s)));

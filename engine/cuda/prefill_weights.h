@@ -1,4 +1,4 @@
-// The prompt path's resident f16 weights: an f16 copy of every Q8_0 matrix the prompt path multiplies on
+// The prompt path's resident f16 weights: an f16 copy of every Q8_0 (and block-quantised) matrix the prompt path multiplies on
 // f16 tensor cores, made once at load, so a chunk no longer dequantises 25.6 GB of Q8_0 into f16 before
 // its GEMMs (41.6 ms of a 2048-token prompt's 275 ms on the H200, the 27B shapes; 20 ms of a 100-token
 // message's 76 ms, docs/PERFORMANCE.md). Cost: two bytes per weight beside the Q8_0 copy that decode
@@ -18,13 +18,14 @@
 
 namespace qc::cuda {
 
-// Every Q8_0 projection the prompt path runs on the f16 GEMM (prefill_program.cpp project()): the layers'
-// four sites, the MTP block's eh_proj and attention input. lm_head stays on gemm_q8 (one row).
+// Every Q8_0 or block-quantised projection the prompt path runs on the f16 GEMM (prefill_program.cpp
+// project()): the layers' four sites, the MTP block's eh_proj and attention input. lm_head stays a one-row
+// product (gemm_q8 / gemv_block).
 template <class Model, class Fn>
 void for_each_prefill_f16_linear(Model& m, Fn&& fn) {
   auto site = [&](auto& s) {
     for (auto& lin : s.parts)
-      if (lin.q8) fn(lin);
+      if (lin.f16_gemm()) fn(lin);
   };
   for (auto& L : m.layers) {
     site(L.in_proj);
@@ -37,6 +38,10 @@ void for_each_prefill_f16_linear(Model& m, Fn&& fn) {
     site(m.mtp_layer.in_proj);
   }
 }
+
+// Rows [row0, row0 + rows) of a Q8_0 or block-quantised matrix as f16 (dequant_q8_f16 / dequant_block_f16).
+gpu::GpuStatus dequant_linear_f16(const Linear& lin, int row0, int rows, uint16_t* out, int ld_out,
+                                  cudaStream_t stream);
 
 // Bytes of the f16 copies (the Carver's alignment included).
 uint64_t prefill_f16_weight_bytes(const DeviceModel& m);

@@ -5,6 +5,7 @@
 #include "attention.h"
 #include "embed.h"
 #include "gdn.h"
+#include "gemv_block.h"
 #include "gemv_dense.h"
 #include "gemv_q8.h"
 #include "mtp.h"
@@ -87,7 +88,7 @@ StepProgram::Run make_run(const KernelConfig& cfg, cudaStream_t s, LaunchProfile
 
 bool StepProgram::fused_gate_up(const DevLayer& L, const KernelConfig& cfg) const {
   const bool tile = cfg.gemv == GemvVariant::kTile || cfg.gemv == GemvVariant::kTileH;
-  return cfg.fuse_gate_up && tile && L.gate_up.parts.size() == 1 && L.gate_up.parts[0].q8 &&
+  return cfg.fuse_gate_up && tile && L.gate_up.parts.size() == 1 && L.gate_up.parts[0].q8() &&
          L.gate_up.n_out == 2 * c_.n_ff && c_.n_ff % gpu::kQBlock == 0;
 }
 
@@ -121,7 +122,7 @@ Status StepProgram::norm(Run& r, const float* x, const float* w, int m, const QB
 Status StepProgram::site(Run& r, const char* label, const Site& s, const QBuf& in, int m, float* y, int ld_y,
                          const float* residual) const {
   for (const Linear& lin : s.parts) {
-    if (lin.q8) {
+    if (lin.format == Linear::Format::kQ8) {
       gpu::GemvQ8Args g;
       g.w = lin.w;
       g.x = in.in();
@@ -138,6 +139,18 @@ Status StepProgram::site(Run& r, const char* label, const Site& s, const QBuf& i
       g.tile = r.tile;
       g.pdl = r.pdl;
       QC_TRY(r.call(label, [&] { return gpu::gemv_q8(g, r.s); }));
+    } else if (lin.format == Linear::Format::kBlock) {
+      gpu::GemvBlockArgs g;
+      g.w = lin.blocks;
+      g.x = in.f;
+      g.ld_x = in.ld_f;
+      g.y = y + lin.out_offset;
+      g.ld_y = ld_y;
+      g.residual = residual ? residual + lin.out_offset : nullptr;
+      g.ld_residual = ld_y;
+      g.m = m;
+      g.pdl = r.pdl;
+      QC_TRY(r.call(label, [&] { return gpu::gemv_block(g, r.s); }));
     } else {
       gpu::GemvDenseArgs d;
       d.w = lin.dense;
@@ -282,14 +295,9 @@ Status StepProgram::enqueue_main(int m, int ctx_hint, const KernelConfig& cfg, c
   Run r = make_run(cfg, s, prof);
   r.keep_states = keep_states;
   const int H = c_.n_embd;
-  gpu::EmbedArgs e;
+  gpu::EmbedArgs e = m_.embd.args(c_.n_vocab, H);
   e.d_tokens = sc_.step + 1;
   e.m = m;
-  e.type = m_.embd.type;
-  e.q8 = m_.embd.q8;
-  e.dense = m_.embd.dense;
-  e.n_vocab = c_.n_vocab;
-  e.dim = H;
   e.out = sc_.h;
   e.ld_out = H;
   e.pdl = r.pdl;
@@ -320,14 +328,9 @@ Status StepProgram::enqueue_mtp(int ctx_hint, const KernelConfig& cfg, cudaStrea
   if (!m_.has_mtp) return make_error("CUDA backend: the model has no MTP block");
   Run r = make_run(cfg, s, prof);
   const int H = c_.n_embd;
-  gpu::EmbedArgs e;
+  gpu::EmbedArgs e = m_.embd.args(c_.n_vocab, H);
   e.d_tokens = sc_.mtp_step + 1;
   e.m = 1;
-  e.type = m_.embd.type;
-  e.q8 = m_.embd.q8;
-  e.dense = m_.embd.dense;
-  e.n_vocab = c_.n_vocab;
-  e.dim = H;
   e.out = sc_.mtp_e;
   e.ld_out = H;
   e.pdl = r.pdl;

@@ -58,7 +58,8 @@ Status UploadSource::fill(const TensorSlot& t, cudaStream_t s) {
       }
       return Status::success();
     }
-    case TensorSlot::Kind::kDense: {
+    case TensorSlot::Kind::kDense:
+    case TensorSlot::Kind::kBlock: {  // both as the file stores them, row after row
       if (v.type != t.type) return make_error("CUDA upload: " + t.name + ": storage type mismatch");
       const size_t row = v.row_bytes();
       const int64_t chunk = std::max<int64_t>(1, static_cast<int64_t>(cap_ / row));

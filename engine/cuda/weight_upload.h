@@ -1,7 +1,7 @@
 // Upload of a file's weights into the device layout: Q8_0 repacked into the split layout (repack_q8_0),
-// dense matrices copied as stored, vectors decoded to f32. Two pinned staging buffers alternate, so the
-// host repacks one chunk while the copy engine moves the previous one; the cost is one pass over the
-// file's bytes (page cache or disk) plus the PCIe copy.
+// dense and block-quantised (Q4_0 ... Q6_K) matrices copied as stored, vectors decoded to f32. Two pinned
+// staging buffers alternate, so the host repacks one chunk while the copy engine moves the previous one;
+// the cost is one pass over the file's bytes (page cache or disk) plus the PCIe copy.
 #pragma once
 
 #include "cuda/cuda_backend.h"

@@ -19,10 +19,26 @@ void add_layer(const LayerWeights& l, std::vector<const TensorView*>& out) {
 }  // namespace
 
 bool cuda_reads_matrix_type(DType t) {
+  switch (t) {  // no default: a new DType must be decided here (-Wswitch)
+    case DType::kF32:
+    case DType::kF16:
+    case DType::kBF16:
+    case DType::kQ8_0:
+    case DType::kQ4_0:
+    case DType::kQ5_0:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K:
+      return true;
+  }
+  return false;
+}
+
+bool cuda_released_matrix_type(DType t) {
   return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kQ8_0;
 }
 
-Status check_cuda_weight_types(const ModelWeights& w) {
+Status check_cuda_weight_types(const ModelWeights& w, bool released_only) {
   std::vector<const TensorView*> matrices = {&w.token_embd, &w.output};
   for (const LayerWeights& l : w.layers) add_layer(l, matrices);
   if (w.mtp) {
@@ -30,9 +46,12 @@ Status check_cuda_weight_types(const ModelWeights& w) {
     add_layer(w.mtp->layer, matrices);
   }
   for (const TensorView* t : matrices) {
-    if (cuda_reads_matrix_type(t->type)) continue;
+    if (released_only ? cuda_released_matrix_type(t->type) : cuda_reads_matrix_type(t->type)) continue;
+    const std::string what = released_only ? "; the CUDA backend runs F32/F16/BF16/Q8_0 so far (its "
+                                             "Q4_0/Q5_0/Q4_K/Q5_K/Q6_K kernels await verification on a GPU)"
+                                           : "; the CUDA kernels read F32/F16/BF16/Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K";
     return make_error("tensor " + (t->name.empty() ? std::string("(unnamed)") : t->name) + " has type " +
-                          dtype_name(t->type) + "; the CUDA backend reads F32/F16/BF16/Q8_0 so far",
+                          dtype_name(t->type) + what,
                       "use the CPU backend (--backend cpu, or CPU in the model panel) for this model");
   }
   return Status::success();

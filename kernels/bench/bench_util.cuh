@@ -75,6 +75,17 @@ __global__ void fill_scales(uint16_t* p, size_t n, uint64_t seed, float lo, floa
     p[i] = __half_as_ushort(__float2half_rn((r >> 20) & 1 ? -mag : mag));
   }
 }
+// The same f16 magnitudes at byte `offset` of each of n blocks of `block_bytes` (the scale fields of
+// llama.cpp's block formats; block sizes and offsets are even, so the stores are aligned).
+__global__ void fill_block_scales(uint8_t* base, size_t n, int block_bytes, int offset, uint64_t seed, float lo,
+                                  float hi) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const uint64_t r = mix(seed + i);
+    const float mag = lo + (hi - lo) * static_cast<float>(r & 0xffffu) / 65535.0f;
+    *reinterpret_cast<uint16_t*>(base + i * block_bytes + offset) = __half_as_ushort(__float2half_rn(mag));
+  }
+}
 // mean + stddev * N(0, 1) (Box-Muller), as f32 or f16.
 __global__ void fill_normal(float* p, size_t n, uint64_t seed, float mean, float stddev) {
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;

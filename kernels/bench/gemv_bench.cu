@@ -21,12 +21,14 @@
 // 5. M = 2..4 (MTP verification): a reduced sweep per shape and the token graph with the launcher's choice.
 // Everything is printed as it is measured; a compact table comes last. A wall-clock budget (default 200 s)
 // skips what is left rather than overrunning.
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
 
 #include "gemv_bench_util.cuh"
+#include "gemv_block_section.cuh"
 #include "gemv_q8.h"
 #include "norm_quant.h"
 
@@ -43,6 +45,7 @@ struct Options {
   double budget_s = 200.0;
   bool quick = false;
   unsigned engines = 0xe;  // bit e: engine e may run
+  std::vector<qc::gpu::BlockType> blocks;  // --blocks: only the read ceiling and gemv_block on these types
 };
 
 struct Shape {
@@ -805,6 +808,10 @@ int Bench::run() {
   BENCH_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   device_info();
   read_ceiling();
+  if (!opt_.blocks.empty()) {
+    (void)block_section(opt_.blocks, stream_, ceiling_gbs_, opt_.quick);
+    return 0;
+  }
   BENCH_CHECK(cudaMalloc(&y_, static_cast<size_t>(4) * 248320 * sizeof(float)));
   BENCH_CHECK(cudaMalloc(&scratch_, qc::gpu::gemv_q8_split_scratch_floats(16, 4, 248320) * sizeof(float)));
   for (const Shape& s : kShapes) {
@@ -839,8 +846,21 @@ int main(int argc, char** argv) {
       o.engines = 0;
       for (const char* c = argv[++i]; *c; ++c)
         if (*c >= '1' && *c <= '3') o.engines |= 1u << (*c - '0');
+    } else if (a == "--blocks" && i + 1 < argc) {
+      const std::string list = std::string(",") + argv[++i] + ",";
+      for (qc::gpu::BlockType t : {qc::gpu::BlockType::kQ4_0, qc::gpu::BlockType::kQ5_0, qc::gpu::BlockType::kQ4_K,
+                                   qc::gpu::BlockType::kQ5_K, qc::gpu::BlockType::kQ6_K}) {
+        std::string name = qc::gpu::block_type_name(t);
+        for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        if (list.find("," + name + ",") != std::string::npos) o.blocks.push_back(t);
+      }
+      if (o.blocks.empty()) {
+        std::printf("--blocks: expected a list of q4_0, q5_0, q4_k, q5_k, q6_k, got %s\n", argv[i]);
+        return 1;
+      }
     } else {
-      std::printf("usage: %s [--json PATH] [--budget SECONDS] [--quick] [--engines 1,2,3]\n", argv[0]);
+      std::printf("usage: %s [--json PATH] [--budget SECONDS] [--quick] [--engines 1,2,3] [--blocks q4_k,q6_k,...]\n",
+                  argv[0]);
       return a == "--help" || a == "-h" ? 0 : 1;
     }
   }

@@ -157,9 +157,11 @@ struct KQuantFiles {
   std::string f32;        // the same values, every tensor F32
 };
 
-// Writes both files into `dir` (a folder path ending without a slash).
-inline KQuantFiles write_kquant_model(const std::string& dir, uint32_t seed) {
-  const ModelShape shape = kquant_test_shape();
+// Writes both files into `dir` (a folder path ending without a slash). Every row a K-quant type gets must
+// be a multiple of 256 long in `shape` (kquant_test_shape's are; the GPU tests use one with CUDA's GDN
+// head sizes).
+inline KQuantFiles write_kquant_model(const std::string& dir, uint32_t seed,
+                                      const ModelShape& shape = kquant_test_shape()) {
   EXPECT_TRUE(shape.validate().ok());
   std::mt19937 rng(seed);
   gguf::Writer wq, wf;

@@ -1,0 +1,116 @@
+// qwenchat-gemv-bench --blocks TYPES: gemv_block (llama.cpp's block formats, #16) on the 27B shapes,
+// M = 1..4, each point L launches over rotated weight copies (>= 256 MB, so L2 never holds a matrix)
+// captured in a CUDA graph with programmatic dependent launch (what decode runs), median of replays;
+// GB/s counts the bytes the file holds for the matrix (rows x blocks x block bytes), against the read
+// ceiling measured in the same run. Random bytes with finite f16 scale fields: the kernel's time does
+// not depend on the values.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "block_quant.h"
+#include "gemv_block.h"
+
+namespace qc::bench {
+
+struct BlockShape {
+  const char* name;
+  int k, n;
+};
+inline const BlockShape kBlockShapes[] = {{"ffn gate/up", 5120, 17408}, {"ffn down", 17408, 5120},
+                                          {"gdn qkv+z", 5120, 16384},   {"attn/gdn out", 6144, 5120},
+                                          {"attn q+gate", 5120, 12288}, {"lm_head", 5120, 248320}};
+
+struct BlockResult {
+  std::string type, shape;
+  int m = 1;
+  double us = 0, gbs = 0, pct = 0;
+  std::string error;
+};
+
+// Scale fields of each format: d (and dmin) at these byte offsets of a block.
+inline void fill_block_matrix(uint8_t* p, size_t blocks, qc::gpu::BlockType t, uint64_t seed) {
+  const int bb = qc::gpu::block_bytes(t);
+  fill(fill_bytes, reinterpret_cast<uint32_t*>(p), blocks * bb / 4, seed);
+  const bool k = qc::gpu::block_elems(t) == 256, q6 = t == qc::gpu::BlockType::kQ6_K;
+  fill(fill_block_scales, p, blocks, bb, q6 ? 208 : 0, seed + 1, 1e-4f, 2e-4f);
+  if (k && !q6) fill(fill_block_scales, p, blocks, bb, 2, seed + 2, 1e-4f, 2e-4f);
+}
+
+// Times gemv_block for every type in `types`, shape and M; prints as it goes.
+inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockType>& types, cudaStream_t stream,
+                                              double ceiling_gbs, bool quick) {
+  std::vector<BlockResult> out;
+  float *x = nullptr, *y = nullptr;
+  BENCH_CHECK(cudaMalloc(&x, sizeof(float) * 4 * 17408));
+  BENCH_CHECK(cudaMalloc(&y, sizeof(float) * 4 * 248320));
+  fill(fill_normal, x, size_t{4} * 17408, uint64_t{91}, 0.0f, 1.0f);
+  for (const qc::gpu::BlockType t : types) {
+    for (const BlockShape& s : kBlockShapes) {
+      const size_t row = qc::gpu::block_row_bytes(t, s.k), bytes = row * static_cast<size_t>(s.n);
+      const int copies = std::max(2, static_cast<int>(std::ceil(256e6 / static_cast<double>(bytes))));
+      uint8_t* w = nullptr;
+      BENCH_CHECK(cudaMalloc(&w, bytes * copies));
+      fill_block_matrix(w, bytes * copies / qc::gpu::block_bytes(t), t, uint64_t{3000} + s.n + s.k);
+      BENCH_CHECK(cudaDeviceSynchronize());
+      std::printf("\n== %s %s: K=%d -> N=%d, %.1f MB, %d copies ==\n", qc::gpu::block_type_name(t), s.name, s.k,
+                  s.n, bytes / 1e6, copies);
+      for (int m = 1; m <= 4; ++m) {
+        BlockResult r{qc::gpu::block_type_name(t), s.name, m, 0, 0, 0, {}};
+        auto launch = [&](int i, bool pdl) {
+          qc::gpu::GemvBlockArgs a;
+          a.w = qc::gpu::BlockWeights{w + static_cast<size_t>(i % copies) * bytes, t, s.n, s.k};
+          a.x = x;
+          a.ld_x = s.k;
+          a.y = y;
+          a.ld_y = s.n;
+          a.m = m;
+          a.pdl = pdl;
+          return qc::gpu::gemv_block(a, stream);
+        };
+        const int L = std::clamp(static_cast<int>(std::ceil(1.5e-3 / (bytes / 3.0e12))), 4, 256);
+        cudaGraph_t g = nullptr;
+        cudaGraphExec_t exec = nullptr;
+        if (const auto st = launch(0, false); !st.ok()) {
+          r.error = st.describe();
+        } else {
+          BENCH_CHECK(cudaStreamSynchronize(stream));
+          BENCH_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+          for (int i = 0; i < L; ++i) (void)launch(i, true);
+          BENCH_CHECK(cudaStreamEndCapture(stream, &g));
+          BENCH_CHECK(cudaGraphInstantiate(&exec, g, 0));
+          const double sec =
+              time_median(stream, quick ? 5 : 9, [&] { BENCH_CHECK(cudaGraphLaunch(exec, stream)); }) / L;
+          BENCH_CHECK(cudaGraphExecDestroy(exec));
+          BENCH_CHECK(cudaGraphDestroy(g));
+          r.us = sec * 1e6;
+          r.gbs = bytes / sec / 1e9;
+          r.pct = ceiling_gbs > 0 ? 100.0 * r.gbs / ceiling_gbs : 0.0;
+        }
+        if (r.error.empty())
+          std::printf("  M=%d %9.2f us %7.0f GB/s %5.1f%%\n", m, r.us, r.gbs, r.pct);
+        else
+          std::printf("  M=%d ERROR %s\n", m, r.error.c_str());
+        out.push_back(r);
+      }
+      BENCH_CHECK(cudaFree(w));
+    }
+  }
+  std::printf("\n==== gemv_block summary: GB/s (%% of the read ceiling %.0f GB/s), graph+PDL ====\n", ceiling_gbs);
+  std::printf("%-5s %-13s %14s %14s %14s %14s\n", "type", "shape", "M=1", "M=2", "M=3", "M=4");
+  for (size_t i = 0; i < out.size(); i += 4) {
+    std::printf("%-5s %-13s", out[i].type.c_str(), out[i].shape.c_str());
+    for (size_t j = i; j < i + 4 && j < out.size(); ++j)
+      std::printf(" %7.0f (%3.0f%%)", out[j].gbs, out[j].pct);
+    std::printf("\n");
+  }
+  BENCH_CHECK(cudaFree(x));
+  BENCH_CHECK(cudaFree(y));
+  return out;
+}
+
+}  // namespace qc::bench

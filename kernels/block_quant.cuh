@@ -1,0 +1,187 @@
+// Device decode of llama.cpp's block formats (block_quant.h), 32 consecutive values of a row at a time: a
+// "piece". A Q4_0 / Q5_0 block is one piece; a K-quant super-block of 256 values is eight, and piece s of
+// a Q4_K / Q5_K block is exactly its sub-block s (one 6-bit scale and min), so a piece needs one scale.
+//
+// Exactness: every value is computed with the float operations of engine/model/kquant.cpp in the same
+// order, with explicit round-to-nearest intrinsics so nvcc cannot contract d1 * q - m1 into an FMA (which
+// would round once instead of twice): the GPU's dequantised weights are the CPU reference's bit for bit
+// (tests/gpu/test_block_quant.cpp checks every type against qc::dequantize_row). The cost is one extra
+// instruction per weight for the K types; the GEMV is bound by memory well before that matters.
+//
+// Loads: the widest the format's alignment allows, always through the read-only path (weights are written
+// once at load). Q4_K (144 bytes) and Q5_K (176) blocks are 16-byte multiples, so their pieces load as
+// 16-byte vectors when the matrix starts 16-byte aligned (callers guarantee it: the Carver aligns to 256);
+// Q6_K (210), Q4_0 (18) and Q5_0 (22) blocks are only 2-byte aligned and load as 16-bit words.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "block_quant.h"
+
+namespace qc::gpu {
+namespace bq {
+
+__device__ __forceinline__ float f16_bits(uint32_t bits16) {
+  return __half2float(__ushort_as_half(static_cast<unsigned short>(bits16 & 0xffffu)));
+}
+__device__ __forceinline__ uint32_t ld_u16(const uint8_t* p) {
+  return __ldg(reinterpret_cast<const unsigned short*>(p));
+}
+__device__ __forceinline__ uint4 ld_u128(const uint8_t* p) {
+  return __ldg(reinterpret_cast<const uint4*>(p));
+}
+// Byte i (0..15) of a 16-byte vector.
+__device__ __forceinline__ uint32_t byte_of(const uint4& v, int i) {
+  const uint32_t w = i < 4 ? v.x : i < 8 ? v.y : i < 12 ? v.z : v.w;
+  return (w >> (8 * (i & 3))) & 0xffu;
+}
+// Byte i of 16-bit words.
+__device__ __forceinline__ uint32_t byte_of(const uint32_t* w16, int i) {
+  return (w16[i >> 1] >> (8 * (i & 1))) & 0xffu;
+}
+
+// Sub-block j's 6-bit scale and min from the 12 packed bytes (bytes 4..15 of the block header `h`):
+// ggml-quants.c get_scale_min_k4.
+__device__ __forceinline__ void scale_min_k4(const uint4& h, int j, uint32_t* sc, uint32_t* m) {
+  auto q = [&](int i) { return byte_of(h, 4 + i); };
+  if (j < 4) {
+    *sc = q(j) & 63u;
+    *m = q(j + 4) & 63u;
+  } else {
+    *sc = (q(j + 4) & 0xFu) | ((q(j - 4) >> 6) << 4);
+    *m = (q(j + 4) >> 4) | ((q(j) >> 6) << 4);
+  }
+}
+
+}  // namespace bq
+
+// Pieces per block.
+__host__ __device__ constexpr int block_pieces(BlockType t) {
+  return t == BlockType::kQ4_0 || t == BlockType::kQ5_0 ? 1 : 8;
+}
+
+// Values 32*s .. 32*s+31 of the block at `b` into v.
+template <BlockType T>
+__device__ __forceinline__ void decode_piece(const uint8_t* b, int s, float* v);
+
+template <>
+__device__ __forceinline__ void decode_piece<BlockType::kQ4_0>(const uint8_t* b, int, float* v) {
+  uint32_t w[9];
+#pragma unroll
+  for (int i = 0; i < 9; ++i) w[i] = bq::ld_u16(b + 2 * i);
+  const float d = bq::f16_bits(w[0]);
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const uint32_t q = bq::byte_of(w + 1, j);
+    v[j] = __fmul_rn(static_cast<float>(static_cast<int>(q & 0xFu) - 8), d);
+    v[j + 16] = __fmul_rn(static_cast<float>(static_cast<int>(q >> 4) - 8), d);
+  }
+}
+
+template <>
+__device__ __forceinline__ void decode_piece<BlockType::kQ5_0>(const uint8_t* b, int, float* v) {
+  uint32_t w[11];
+#pragma unroll
+  for (int i = 0; i < 11; ++i) w[i] = bq::ld_u16(b + 2 * i);
+  const float d = bq::f16_bits(w[0]);
+  const uint32_t qh = w[1] | (w[2] << 16);
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const uint32_t q = bq::byte_of(w + 3, j);
+    const uint32_t h0 = ((qh >> j) << 4) & 0x10u, h1 = (qh >> (j + 12)) & 0x10u;
+    v[j] = __fmul_rn(static_cast<float>(static_cast<int>((q & 0xFu) | h0) - 16), d);
+    v[j + 16] = __fmul_rn(static_cast<float>(static_cast<int>((q >> 4) | h1) - 16), d);
+  }
+}
+
+template <>
+__device__ __forceinline__ void decode_piece<BlockType::kQ4_K>(const uint8_t* b, int s, float* v) {
+  const uint4 h = bq::ld_u128(b);
+  const uint8_t* qs = b + 16 + (s >> 1) * 32;
+  const uint4 q0 = bq::ld_u128(qs), q1 = bq::ld_u128(qs + 16);
+  uint32_t sc, m;
+  bq::scale_min_k4(h, s, &sc, &m);
+  const float d1 = __fmul_rn(bq::f16_bits(h.x), static_cast<float>(sc));
+  const float m1 = __fmul_rn(bq::f16_bits(h.x >> 16), static_cast<float>(m));
+  const int shift = (s & 1) * 4;
+#pragma unroll
+  for (int l = 0; l < 32; ++l) {
+    const uint32_t q = (bq::byte_of(l < 16 ? q0 : q1, l & 15) >> shift) & 0xFu;
+    v[l] = __fsub_rn(__fmul_rn(d1, static_cast<float>(q)), m1);
+  }
+}
+
+template <>
+__device__ __forceinline__ void decode_piece<BlockType::kQ5_K>(const uint8_t* b, int s, float* v) {
+  const uint4 h = bq::ld_u128(b);
+  const uint4 qh0 = bq::ld_u128(b + 16), qh1 = bq::ld_u128(b + 32);
+  const uint8_t* qs = b + 48 + (s >> 1) * 32;
+  const uint4 q0 = bq::ld_u128(qs), q1 = bq::ld_u128(qs + 16);
+  uint32_t sc, m;
+  bq::scale_min_k4(h, s, &sc, &m);
+  const float d1 = __fmul_rn(bq::f16_bits(h.x), static_cast<float>(sc));
+  const float m1 = __fmul_rn(bq::f16_bits(h.x >> 16), static_cast<float>(m));
+  const int shift = (s & 1) * 4;
+#pragma unroll
+  for (int l = 0; l < 32; ++l) {
+    const uint32_t lo = (bq::byte_of(l < 16 ? q0 : q1, l & 15) >> shift) & 0xFu;
+    const uint32_t hi = (bq::byte_of(l < 16 ? qh0 : qh1, l & 15) >> s) & 1u;
+    v[l] = __fsub_rn(__fmul_rn(d1, static_cast<float>(lo + 16u * hi)), m1);
+  }
+}
+
+template <>
+__device__ __forceinline__ void decode_piece<BlockType::kQ6_K>(const uint8_t* b, int s, float* v) {
+  const int half = s >> 2, p = s & 3;
+  const uint8_t* ql = b + half * 64 + (p & 1) * 32;
+  const uint8_t* qh = b + 128 + half * 32;
+  uint32_t wl[16], wh[16];
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    wl[i] = bq::ld_u16(ql + 2 * i);
+    wh[i] = bq::ld_u16(qh + 2 * i);
+  }
+  // Scales: values l < 16 of this piece take scales[half*8 + 2p], the rest the next one (signed bytes).
+  const uint32_t sc2 = bq::ld_u16(b + 192 + half * 8 + 2 * p);
+  const float d = bq::f16_bits(bq::ld_u16(b + 208));
+  const float ds0 = __fmul_rn(d, static_cast<float>(static_cast<int8_t>(sc2 & 0xffu)));
+  const float ds1 = __fmul_rn(d, static_cast<float>(static_cast<int8_t>(sc2 >> 8)));
+  const int nib = (p >> 1) * 4, hs = 2 * p;
+#pragma unroll
+  for (int l = 0; l < 32; ++l) {
+    const uint32_t q = ((bq::byte_of(wl, l) >> nib) & 0xFu) | (((bq::byte_of(wh, l) >> hs) & 3u) << 4);
+    v[l] = __fmul_rn(l < 16 ? ds0 : ds1, static_cast<float>(static_cast<int>(q) - 32));
+  }
+}
+
+// Runtime dispatch for the kernels that take the type as an argument (dequantisation, embedding).
+__device__ __forceinline__ void decode_piece_any(BlockType t, const uint8_t* b, int s, float* v) {
+  switch (t) {
+    case BlockType::kQ4_0:
+      decode_piece<BlockType::kQ4_0>(b, s, v);
+      break;
+    case BlockType::kQ5_0:
+      decode_piece<BlockType::kQ5_0>(b, s, v);
+      break;
+    case BlockType::kQ4_K:
+      decode_piece<BlockType::kQ4_K>(b, s, v);
+      break;
+    case BlockType::kQ5_K:
+      decode_piece<BlockType::kQ5_K>(b, s, v);
+      break;
+    case BlockType::kQ6_K:
+      decode_piece<BlockType::kQ6_K>(b, s, v);
+      break;
+  }
+}
+
+// Piece `piece` of row `row` (pieces counted along the row).
+__device__ __forceinline__ const uint8_t* piece_block(const BlockWeights& w, int row, int piece) {
+  const int per = block_pieces(w.type);
+  return w.data + static_cast<size_t>(row) * w.row_bytes() + static_cast<size_t>(piece / per) * block_bytes(w.type);
+}
+
+}  // namespace qc::gpu

@@ -1,0 +1,282 @@
+// llama.cpp's block formats on the GPU (#16): Q4_0, Q5_0, Q4_K, Q5_K and Q6_K read as the file stores them.
+// - Kernels against the CPU reference's dequantize_row (engine/model/kquant.h, checked against ggml there):
+//   the embedding lookup and the prompt path's f16 dequantisation give its values bit for bit (f32, and
+//   f16 rounded to nearest); gemv_block, for M = 1..4 and both row splits, is within the f32 summation
+//   bound of the exact dot product of those values, and gives the same bits twice.
+// - A whole model whose matrices mix all the types (tests/unit/kquant_model_file.h) on the CUDA backend
+//   against the f64 CPU oracle on the same file, through the decode path and the prompt path.
+// Skipped without a device.
+#include <cstdio>
+
+#include "../unit/kquant_model_file.h"
+#include "../unit/temp_dir.h"
+#include "backend_test_util.h"
+#include "block_quant.h"
+#include "cublaslt.h"
+#include "dequant_block.h"
+#include "embed.h"
+#include "gemv_block.h"
+#include "model/kquant.h"
+
+namespace qc::cuda::test {
+namespace {
+
+using gpu::BlockType;
+
+struct TypeCase {
+  BlockType type;
+  gguf::TensorType file_type;
+};
+const TypeCase kTypes[] = {{BlockType::kQ4_0, gguf::TensorType::kQ4_0},
+                           {BlockType::kQ5_0, gguf::TensorType::kQ5_0},
+                           {BlockType::kQ4_K, gguf::TensorType::kQ4_K},
+                           {BlockType::kQ5_K, gguf::TensorType::kQ5_K},
+                           {BlockType::kQ6_K, gguf::TensorType::kQ6_K}};
+
+// A random N x K matrix of one type: its bytes on the device and its values as the CPU reference decodes.
+struct BlockMatrix {
+  int rows = 0, cols = 0;
+  std::vector<uint8_t> bytes;
+  std::vector<float> values;  // [rows][cols]
+  gpu::test::DevBuf<uint8_t> dev;
+  gpu::BlockWeights weights(BlockType t) const { return gpu::BlockWeights{dev.get(), t, rows, cols}; }
+};
+
+BlockMatrix random_matrix(const TypeCase& tc, int rows, int cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  BlockMatrix m;
+  m.rows = rows;
+  m.cols = cols;
+  const uint64_t n = static_cast<uint64_t>(rows) * static_cast<uint64_t>(cols);
+  m.bytes = qc::test::random_blocks(tc.file_type, n, 1.0f / std::sqrt(static_cast<float>(cols)), rng);
+  m.values.resize(n);
+  const Status s = dequantize_row(tc.file_type, m.bytes.data(), m.values.data(), static_cast<int64_t>(n));
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().describe());
+  m.dev = gpu::test::DevBuf<uint8_t>(m.bytes);
+  return m;
+}
+
+TEST(BlockQuantKernels, EmbeddingIsTheReferenceBitForBit) {
+  QC_REQUIRE_CUDA_DEVICE();
+  for (const TypeCase& tc : kTypes) {
+    const int V = 37, D = 512;
+    const BlockMatrix m = random_matrix(tc, V, D, 11);
+    const std::vector<int> toks = {0, 17, V - 1, -1, V};
+    gpu::test::DevBuf<int> d_tok(toks);
+    gpu::test::DevBuf<float> out(toks.size() * D);
+    gpu::EmbedArgs a;
+    a.d_tokens = d_tok.get();
+    a.m = static_cast<int>(toks.size());
+    a.type = gpu::EmbedType::kBlock;
+    a.blocks = m.weights(tc.type);
+    a.n_vocab = V;
+    a.dim = D;
+    a.out = out.get();
+    a.ld_out = D;
+    QC_ASSERT_OK(gpu::embed(a, nullptr));
+    const std::vector<float> got = out.download();
+    for (size_t r = 0; r < toks.size(); ++r)
+      for (int i = 0; i < D; ++i) {
+        const float g = got[r * D + static_cast<size_t>(i)];
+        if (toks[r] < 0 || toks[r] >= V) {
+          ASSERT_TRUE(std::isnan(g)) << gpu::block_type_name(tc.type) << " id " << toks[r];
+        } else {
+          const float want = m.values[static_cast<size_t>(toks[r]) * D + static_cast<size_t>(i)];
+          ASSERT_EQ(std::memcmp(&g, &want, 4), 0)
+              << gpu::block_type_name(tc.type) << " row " << toks[r] << " col " << i << ": " << g << " vs " << want;
+        }
+      }
+  }
+}
+
+TEST(BlockQuantKernels, F16DequantisationIsTheReferenceRounded) {
+  QC_REQUIRE_CUDA_DEVICE();
+  for (const TypeCase& tc : kTypes) {
+    const int N = 40, K = 768, row0 = 3, rows = 29, ld = K + 8;
+    const BlockMatrix m = random_matrix(tc, N, K, 12);
+    gpu::test::DevBuf<uint16_t> out(static_cast<size_t>(rows) * ld);
+    QC_ASSERT_OK(gpu::dequant_block_f16(m.weights(tc.type), row0, rows, out.get(), ld, nullptr));
+    const std::vector<uint16_t> got = out.download();
+    for (int r = 0; r < rows; ++r)
+      for (int k = 0; k < K; ++k) {
+        const float v = m.values[static_cast<size_t>(row0 + r) * K + static_cast<size_t>(k)];
+        const uint16_t want = __half_as_ushort(__float2half_rn(v));
+        ASSERT_EQ(got[static_cast<size_t>(r) * ld + static_cast<size_t>(k)], want)
+            << gpu::block_type_name(tc.type) << " row " << row0 + r << " col " << k;
+      }
+  }
+}
+
+// |computed - exact| <= (L + 9) u sum|w x| to first order, u = 2^-24: a lane's FMA chain over at most
+// L = K / 32 products (one piece of 32 per 32 lanes), the 5 levels of the warp sum, up to 3 levels joining
+// the row's warps, one for the residual.
+TEST(BlockQuantKernels, GemvIsTheExactDotWithinF32Summation) {
+  QC_REQUIRE_CUDA_DEVICE();
+  for (const TypeCase& tc : kTypes) {
+    const int N = 70, K = 1280, ld_x = K + 4, ld_y = N + 3;
+    const BlockMatrix m = random_matrix(tc, N, K, 13);
+    std::mt19937 rng(14);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> x(static_cast<size_t>(4) * ld_x), res(static_cast<size_t>(4) * ld_y);
+    for (float& v : x) v = nd(rng);
+    for (float& v : res) v = nd(rng);
+    gpu::test::DevBuf<float> dx(x), dres(res), dy(res.size());
+    for (int M = 1; M <= 4; ++M)
+      for (int wpr : {1, 8})
+        for (bool with_res : {false, true}) {
+          gpu::GemvBlockArgs a;
+          a.w = m.weights(tc.type);
+          a.x = dx.get();
+          a.ld_x = ld_x;
+          a.y = dy.get();
+          a.ld_y = ld_y;
+          a.residual = with_res ? dres.get() : nullptr;
+          a.ld_residual = ld_y;
+          a.m = M;
+          a.warps_per_row = wpr;
+          QC_ASSERT_OK(gpu::gemv_block(a, nullptr));
+          const std::vector<float> y1 = dy.download();
+          QC_ASSERT_OK(gpu::gemv_block(a, nullptr));
+          const std::vector<float> y2 = dy.download();
+          for (int t = 0; t < M; ++t)
+            for (int n = 0; n < N; ++n) {
+              double exact = with_res ? res[static_cast<size_t>(t) * ld_y + n] : 0.0, mag = std::fabs(exact);
+              for (int k = 0; k < K; ++k) {
+                const double p = static_cast<double>(m.values[static_cast<size_t>(n) * K + k]) *
+                                 x[static_cast<size_t>(t) * ld_x + k];
+                exact += p;
+                mag += std::fabs(p);
+              }
+              const size_t at = static_cast<size_t>(t) * ld_y + static_cast<size_t>(n);
+              const double tol = (K / 32 + 9) * std::ldexp(1.0, -24) * mag;
+              ASSERT_LE(std::fabs(y1[at] - exact), tol) << gpu::block_type_name(tc.type) << " M=" << M << " wpr=" << wpr
+                                                        << " token " << t << " row " << n;
+              ASSERT_EQ(std::memcmp(&y1[at], &y2[at], 4), 0) << "not deterministic";
+            }
+        }
+  }
+}
+
+TEST(BlockQuantKernels, BadArgumentsAreRefused) {
+  QC_REQUIRE_CUDA_DEVICE();
+  const BlockMatrix m = random_matrix(kTypes[2], 4, 256, 15);
+  gpu::test::DevBuf<float> x(512), y(16);
+  gpu::GemvBlockArgs a;
+  a.w = m.weights(BlockType::kQ4_K);
+  a.w.cols = 200;  // not a multiple of 256
+  a.x = x.get();
+  a.ld_x = 256;
+  a.y = y.get();
+  a.ld_y = 4;
+  const gpu::GpuStatus s = gpu::gemv_block(a, nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.describe().find("multiple of the Q4_K block"), std::string::npos) << s.describe();
+}
+
+// A model shape CUDA supports (GDN key heads of 64) whose every K-quant row is a multiple of 256.
+ModelShape kquant_cuda_shape() {
+  ModelShape s = qc::test::kquant_test_shape();
+  s.name = "kquant-cuda-test";
+  s.ssm_head_k_dim = 64;
+  return s;
+}
+
+class KQuantModel : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new qc::test::TempDir();
+    const qc::test::KQuantFiles f = qc::test::write_kquant_model(dir_->path().string(), 3, kquant_cuda_shape());
+    path_ = new std::string(f.quantised);
+  }
+  static void TearDownTestSuite() {
+    delete path_;
+    delete dir_;
+  }
+  static std::unique_ptr<Model> load() {
+    auto m = Model::load(*path_);
+    if (!m.ok()) throw std::runtime_error("Model::load: " + m.error().describe());
+    return std::move(m).value();
+  }
+  static qc::test::TempDir* dir_;
+  static std::string* path_;
+};
+qc::test::TempDir* KQuantModel::dir_ = nullptr;
+std::string* KQuantModel::path_ = nullptr;
+
+// Decode path: every matrix through gemv_block / gemv_q8 (tile, format hl) / embedding with exact weights;
+// the Q8_0 matrices add the hl quantisation of their inputs (a sixth of the 33 points of
+// test_backend_oracle.cpp, bounded here by all of them): 4 sqrt(33) 1.0e-4 + the f16 KV floor.
+TEST_F(KQuantModel, DecodePathMatchesTheOracle) {
+  QC_REQUIRE_CUDA_DEVICE();
+  auto model = load();
+  const auto& c = model->config();
+  auto oracle = make_oracle(*model);
+  const auto tokens = random_tokens(10, c.n_vocab, 21);
+  const SeqOut ref = run_sequence(*oracle, tokens, {10});
+  CudaBackendOptions o;
+  o.n_ctx = 256;
+  o.prefill_rows = 0;  // forward() only: the decode path
+  o.kernels = config_with(GemvVariant::kTile);
+  auto gpu = CudaBackend::create(c, model->weights(), o);
+  ASSERT_TRUE(gpu.ok()) << gpu.error().describe();
+  const SeqOut out = run_sequence(**gpu, tokens, {3, 1});
+  const double bound = 4.0 * std::sqrt(33.0) * (0.0129 / 127.0) + 4.0 * std::sqrt(2.0) * std::ldexp(1.0, -11);
+  double wl = 0.0, wh = 0.0;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    wl = std::max(wl, rel_dist(out.logits, ref.logits, i, static_cast<size_t>(c.n_vocab)));
+    wh = std::max(wh, rel_dist(out.hidden, ref.hidden, i, static_cast<size_t>(c.n_embd)));
+  }
+  std::printf("[ distance ] mixed K-quant model, decode path: logits %.3e hidden %.3e (bound %.3e)\n", wl, wh, bound);
+  EXPECT_LT(wl, bound);
+  EXPECT_LT(wh, bound);
+}
+
+// Prompt path on the f16 GEMM: K-quant matrices dequantised to f16 per chunk or resident, the bound of
+// test_backend_prefill.cpp's f16 case; then decoding continues from the state it left.
+TEST_F(KQuantModel, PromptPathMatchesTheOracle) {
+  QC_REQUIRE_CUDA_DEVICE();
+  std::string why;
+  if (!gpu::cublaslt(&why)) GTEST_SKIP() << "cuBLASLt unavailable: " << why;
+  auto model = load();
+  const auto& c = model->config();
+  const size_t V = static_cast<size_t>(c.n_vocab);
+  auto oracle = make_oracle(*model);
+  const auto tokens = random_tokens(70, c.n_vocab, 22);
+  const SeqOut ref = run_sequence(*oracle, tokens, {32});
+  const double floor = 4.0 * std::sqrt(4.0) * std::ldexp(1.0, -11);
+  const double bound = 4.0 * std::sqrt(33.0) * std::sqrt(2.0 / 3.0) * std::ldexp(1.0, -11) + floor;
+  for (const PrefillWeights w : {PrefillWeights::kPerChunk, PrefillWeights::kResident}) {
+    CudaBackendOptions o;
+    o.n_ctx = 256;
+    o.prefill_rows = 64;
+    o.prefill_gemm = PrefillGemm::kF16;
+    o.prefill_weights = w;
+    auto gpu = CudaBackend::create(c, model->weights(), o);
+    ASSERT_TRUE(gpu.ok()) << gpu.error().describe();
+    const int n = 69;  // two chunks: 64 + 5
+    (*gpu)->reset();
+    std::vector<float> last;
+    for (int at = 0; at < n; at += 64) {
+      const int len = std::min(64, n - at);
+      auto r = (*gpu)->prefill(std::span<const int32_t>(tokens.data() + at, static_cast<size_t>(len)), at, {});
+      ASSERT_TRUE(r.ok()) << r.error().describe();
+      last.assign(r->logits.begin(), r->logits.end());
+    }
+    const std::vector<float> want(ref.logits.begin() + static_cast<std::ptrdiff_t>((n - 1) * V),
+                                  ref.logits.begin() + static_cast<std::ptrdiff_t>(n * V));
+    const double dl = rel_dist(last, want, 0, V);
+    auto r = (*gpu)->forward(std::span<const int32_t>(tokens.data() + n, 1), n);
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    const std::vector<float> next(r->logits.begin(), r->logits.end());
+    const std::vector<float> want_next(ref.logits.begin() + static_cast<std::ptrdiff_t>(n * V),
+                                       ref.logits.begin() + static_cast<std::ptrdiff_t>((n + 1) * V));
+    const double dn = rel_dist(next, want_next, 0, V);
+    std::printf("[ distance ] mixed K-quant model, prompt path (%s): last logits %.3e, next token %.3e (bound %.3e)\n",
+                (*gpu)->prefill_weights(), dl, dn, bound);
+    EXPECT_LT(dl, bound);
+    EXPECT_LT(dn, bound);
+  }
+}
+
+}  // namespace
+}  // namespace qc::cuda::test
