@@ -77,6 +77,7 @@ struct Options {
   qc::cuda::PrefillWeights prefill_weights = qc::cuda::PrefillWeights::kAuto;
   int prefill_rows = qc::cuda::CudaBackendOptions{}.prefill_rows;
   qc::DType weights = qc::DType::kQ8_0;  // the preset's matrix type
+  uint64_t memory_limit = 0;             // --memory-limit GiB (CudaBackendOptions::memory_limit)
 };
 
 const std::vector<qc::app::OptionSpec> kSpecs = {
@@ -95,6 +96,7 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
     {"prefill-weights", true,
      "the f16 GEMM's weights: auto (default: resident when a quarter of the card stays free), resident, per-chunk"},
     {"prefill-rows", true, "tokens per prompt chunk (default 1024)"},
+    {"memory-limit", true, "GiB of device memory to plan the load against (simulates a smaller card)"},
     {"weights", true, "the preset's matrix type: q8_0 (default), q4_0, q5_0, q4_k, q5_k, q6_k or f32"},
     {"help", false, "this text"},
 };
@@ -133,6 +135,7 @@ Result<Options> parse(int argc, char** argv, bool* help) {
   QC_ASSIGN(o.budget_s, a.get_double("budget", o.budget_s, 1.0, 1e5));
   o.quick = a.has("quick");
   o.only_prefill = a.has("only-prefill");
+  QC_ASSIGN(o.memory_limit, a.get_gib("memory-limit", 0.25, 4096.0));
   if (const auto w = a.get("weights")) {
     bool found = false;
     for (int i = 0; i < qc::kDTypeCount && !found; ++i) {
@@ -267,6 +270,7 @@ Status Bench::build_model() {
   bo.prefill_weights = opt_.prefill_weights;
   bo.prefill_rows = opt_.prefill_rows;
   bo.measure_ceiling = false;  // measured here, in the same run, with more repetitions (measure_ceilings)
+  bo.memory_limit = opt_.memory_limit;
   const auto t = Clock::now();
   if (!opt_.model.empty()) {
     QC_ASSIGN(file_model_, qc::Model::load(opt_.model));

@@ -12,6 +12,8 @@ std::vector<app::OptionSpec> engine_option_specs() {
       {"backend", true, "cpu (f32, default), cpu-f64 (the double-precision oracle) or cuda"},
       {"ctx", true, "context length to allocate (default 4096)"},
       {"threads", true, "CPU threads (default: all cores)"},
+      {"gpu-memory", true, "cuda: GiB of device memory to plan the load against (default: what is free); "
+                           "simulates a smaller card"},
       {"gemv", true, "cuda: Q8_0 GEMV variant: " + gemv_variant_list() + " (default tile)"},
       {"splitk", true, "cuda: K chunks of the sk variant, 2..16 (default 4)"},
       {"graph", true, "cuda: on|off: replay each decode step as one captured CUDA graph (default on)"},
@@ -74,6 +76,7 @@ Result<EngineOptions> engine_options(const app::Args& args) {
   QC_ASSIGN(const long long threads, args.get_int("threads", 0, 0, 1024));
   o.n_ctx = static_cast<int>(ctx);
   o.n_threads = static_cast<int>(threads);
+  QC_ASSIGN(o.gpu_memory_limit, args.get_gib("gpu-memory", 0.25, 4096.0));
   QC_ASSIGN(o.kernels, kernel_config(args));
   o.probes = o.kernels.probes;
   if (o.backend == BackendKind::kCuda) {

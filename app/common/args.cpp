@@ -76,6 +76,12 @@ Result<long long> Args::get_int(const std::string& name, long long fallback, lon
   return x;
 }
 
+Result<uint64_t> Args::get_gib(const std::string& name, double lo, double hi) const {
+  if (!get(name)) return uint64_t{0};
+  QC_ASSIGN(const double gib, get_double(name, lo, lo, hi));
+  return static_cast<uint64_t>(gib * 1073741824.0);
+}
+
 Result<double> Args::get_double(const std::string& name, double fallback, double lo, double hi) const {
   auto v = get(name);
   if (!v) return fallback;

@@ -2,6 +2,7 @@
 // up front with one clear line per mistake (no exceptions, no exit inside).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -29,6 +30,8 @@ class Args {
   Result<std::string> require(const std::string& name) const;
   Result<long long> get_int(const std::string& name, long long fallback, long long lo, long long hi) const;
   Result<double> get_double(const std::string& name, double fallback, double lo, double hi) const;
+  // --name GIB as bytes (a GiB is 2^30 bytes), in [lo, hi] GiB; 0 when absent.
+  Result<uint64_t> get_gib(const std::string& name, double lo, double hi) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
   static std::string usage(const std::vector<OptionSpec>& specs);

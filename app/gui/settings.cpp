@@ -44,6 +44,7 @@ std::vector<std::string> Settings::clamp() {
   clamp_field(n, "n_ctx", n_ctx, 64, 1 << 20);
   clamp_field(n, "n_threads", n_threads, 0, 256);
   clamp_field(n, "state_cache_mb", state_cache_mb, 0, 1 << 20);
+  clamp_field(n, "gpu_memory_mb", gpu_memory_mb, 0, 1 << 22);
   clamp_field(n, "mtp_draft", mtp_draft, 1, kMaxDraftLen);
   clamp_field(n, "ui_scale", ui_scale, 0.5f, 3.0f);
   clamp_field(n, "api_port", api_port, 0, 65535);  // 0: any free port (Settings shows which)
@@ -72,6 +73,7 @@ EngineSettings Settings::engine() const {
   e.n_threads = n_threads;
   e.probes = probes;
   e.state_cache_mb = state_cache_mb;
+  e.gpu_memory_mb = gpu_memory_mb;
   e.kernels = kernels;
   e.kernels.probes = probes;
   e.kernels.mtp = mtp;
@@ -101,6 +103,7 @@ nlohmann::json Settings::to_json() const {
           {"n_threads", n_threads},
           {"probes", probes},
           {"state_cache_mb", state_cache_mb},
+          {"gpu_memory_mb", gpu_memory_mb},
           {"mtp", mtp},
           {"mtp_draft", mtp_draft},
           {"api_server", api_server},
@@ -139,6 +142,7 @@ Settings Settings::from_json(const nlohmann::json& j, std::vector<std::string>* 
   read(j, "n_threads", s.n_threads, warnings);
   read(j, "probes", s.probes, warnings);
   read(j, "state_cache_mb", s.state_cache_mb, warnings);
+  read(j, "gpu_memory_mb", s.gpu_memory_mb, warnings);
   read(j, "mtp", s.mtp, warnings);
   read(j, "mtp_draft", s.mtp_draft, warnings);
   read(j, "api_server", s.api_server, warnings);

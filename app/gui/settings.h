@@ -37,6 +37,8 @@ struct Settings {
   bool probes = true;  // per-layer hidden-state norms for the diagnostics panel
   // Memory for kept conversation states (EngineSettings::state_cache_mb says what it holds).
   int state_cache_mb = EngineSettings{}.state_cache_mb;
+  // GPU memory the CUDA load plans against (EngineSettings::gpu_memory_mb); 0 = what is free.
+  int gpu_memory_mb = EngineSettings{}.gpu_memory_mb;
 
   // Speculative decoding with the model's MTP block. On by default: greedy output is unchanged and sampled
   // output keeps its distribution (the verifier accepts or resamples), so it only costs when acceptance

@@ -96,6 +96,10 @@ void SettingsPanel::engine(UiContext& ctx) {
   engine_changed |= ImGui::IsItemDeactivatedAfterEdit();
   help(ctx, "conversation states kept so that a reply prefills only its new tokens; on the GPU this is device "
             "memory; 0 = only the last reply's state");
+  ImGui::InputInt("GPU memory limit (MiB)", &s.gpu_memory_mb, 1024, 8192);
+  engine_changed |= ImGui::IsItemDeactivatedAfterEdit();
+  help(ctx, "the CUDA load plans against at most this much device memory (0 = what is free): leave room for "
+            "other programs; a model that does not fit says the largest context that does");
   if (engine_changed) {
     changed_ = true;
     s.clamp();

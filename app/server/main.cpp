@@ -27,6 +27,8 @@ const std::vector<app::OptionSpec> kSpecs = {
     {"backend", true, "cpu (default) or cuda"},
     {"ctx", true, "context length to allocate (default 4096)"},
     {"threads", true, "CPU threads (default: all cores)"},
+    {"gpu-memory", true, "cuda: GiB of device memory to plan the load against (default: what is free); "
+                         "simulates a smaller card"},
     {"host", true, "address to listen on (default 127.0.0.1: this machine only)"},
     {"port", true, "TCP port (default 8080; 0 = any free port, printed at start)"},
     {"api-key-file", true, "require 'Authorization: Bearer KEY', KEY read from this file (first line); "
@@ -72,6 +74,7 @@ Status serve(const app::Args& args) {
   QC_ASSIGN(const BackendKind backend, parse_backend_kind(args.get_or("backend", "cpu")));
   QC_ASSIGN(const long long ctx, args.get_int("ctx", 4096, 16, 1 << 20));
   QC_ASSIGN(const long long threads, args.get_int("threads", 0, 0, 1024));
+  QC_ASSIGN(const uint64_t gpu_memory, args.get_gib("gpu-memory", 0.25, 4096.0));
   QC_ASSIGN(const long long port, args.get_int("port", 8080, 0, 65535));
   QC_ASSIGN(const long long max_queue, args.get_int("max-queue", 16, 1, 1024));
   QC_ASSIGN(const long long max_body, args.get_int("max-body", 8 << 20, 1024, 1LL << 30));
@@ -97,6 +100,7 @@ Status serve(const app::Args& args) {
   load.backend = backend;
   load.settings.n_ctx = static_cast<int>(ctx);
   load.settings.n_threads = static_cast<int>(threads);
+  load.settings.gpu_memory_mb = static_cast<int>(gpu_memory >> 20);
   worker.post(load);
   // The load's outcome, read here before the dispatcher takes over the event stream.
   while (true) {

@@ -6,6 +6,7 @@
 
 #include "cublaslt.h"
 #include "cuda/make_cuda_backend.h"
+#include "cuda/memory_plan.h"
 #include "cuda/prefill_weights.h"
 #include "cuda/weight_upload.h"
 #include "model/cuda_weight_types.h"
@@ -128,94 +129,43 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   b->device_name_ = prop.name;
   b->sm_count_ = prop.multiProcessorCount;
 
-  // 1. The estimate, before any allocation.
-  // The prompt path's chunk never exceeds the context (a small model's 512 positions need no 1024 rows).
-  int prefill_rows = std::min(options.prefill_rows, options.n_ctx);
-  // The prompt path's GEMM: f16 where cuBLASLt loads (cuda/prefill_program.h).
-  bool prefill_f16 = false;
-  if (prefill_rows > 0 && options.prefill_gemm != PrefillGemm::kInt8) {
-    std::string why;
-    prefill_f16 = gpu::cublaslt(&why) != nullptr;
-    if (!prefill_f16 && options.prefill_gemm == PrefillGemm::kF16)
-      return make_error("CUDA backend: the f16 prompt path needs cuBLASLt: " + why);
-    if (!prefill_f16)
-      b->load_note_ = "the prompt path runs on int8 tensor cores (about 3x slower than f16): " + why;
-  }
-  QC_ASSIGN(b->mem_, estimate_memory(config, weights, have_data, b->n_ctx_, /*with_history=*/true,
-                                     b->sm_count_, prefill_rows, prefill_f16));
+  // 1. The plan (memory_plan.h), before any allocation.
+  MemoryPlanRequest req;
+  req.config = &config;
+  req.weights = &weights;
+  req.have_data = have_data;
+  req.n_ctx = b->n_ctx_;
+  req.sm_count = b->sm_count_;
+  req.prefill_rows = options.prefill_rows;
+  req.prefill_gemm = options.prefill_gemm;
+  req.prefill_weights = options.prefill_weights;
+  if (std::min(options.prefill_rows, options.n_ctx) > 0 && options.prefill_gemm != PrefillGemm::kInt8)
+    req.cublaslt = gpu::cublaslt(&req.cublaslt_why) != nullptr;
   size_t free_b = 0, total_b = 0;
   QC_CU(cudaMemGetInfo(&free_b, &total_b));
-  const uint64_t avail = options.memory_limit ? options.memory_limit : free_b;
-  // The MTP state history (432 MiB for the 27B) is worth a model that loads: without it, MTP verification
-  // falls back to snapshot + restore + re-run (one extra weight pass per rejection), still exact.
-  bool with_history = true;
-  if (b->mem_.total() + kMemoryReserve > avail && b->mem_.history > 0 &&
-      b->mem_.total() - b->mem_.history + kMemoryReserve <= avail) {
-    with_history = false;
-    char note[200];
-    std::snprintf(note, sizeof note,
-                  "the MTP state history (%.2f GiB) does not fit: MTP verification re-runs accepted tokens "
-                  "after a rejection instead (exact, one extra weight pass per rejection)",
-                  gib(b->mem_.history));
-    b->load_note_ += (b->load_note_.empty() ? "" : "; ") + std::string(note);
-    QC_ASSIGN(b->mem_, estimate_memory(config, weights, have_data, b->n_ctx_, /*with_history=*/false,
-                                       b->sm_count_, prefill_rows, prefill_f16));
+  req.avail = options.memory_limit ? std::min<uint64_t>(options.memory_limit, free_b) : free_b;
+  req.card = options.memory_limit ? std::min<uint64_t>(options.memory_limit, total_b) : total_b;
+  QC_ASSIGN(const MemoryPlan plan, plan_memory(req));
+  if (!plan.fits) {
+    char buf[200 + sizeof prop.name];  // room for the longest device name (newer GCCs check)
+    std::snprintf(buf, sizeof buf, "%.2f GiB are free on %s%s (%.2f GiB total; %.2f GiB kept for the runtime)",
+                  gib(req.avail), prop.name, options.memory_limit ? " under the memory limit" : "", gib(total_b),
+                  gib(kMemoryReserve));
+    QC_ASSIGN(int fit_ctx, largest_fitting_context(req));
+    if (fit_ctx >= 512) fit_ctx = fit_ctx / 256 * 256;  // a round number to type
+    std::string hint = fit_ctx > 0 ? "a context of up to " + std::to_string(fit_ctx) +
+                                         " tokens fits (--ctx " + std::to_string(fit_ctx) +
+                                         "); or close other programs using the GPU, or use a smaller model"
+                                   : "the weights alone do not fit: use a smaller model or a smaller quantisation "
+                                     "(Q4_K_M), or the CPU backend";
+    return make_error("the model does not fit in GPU memory: it needs " + plan.mem.describe() + " but " + buf,
+                      hint);
   }
-  // The f16 GEMM's buffers (a weight slice of up to 192 MiB) before the whole prompt path.
-  if (prefill_f16 && b->mem_.total() + kMemoryReserve > avail) {
-    QC_ASSIGN(const MemoryEstimate int8, estimate_memory(config, weights, have_data, b->n_ctx_, with_history,
-                                                         b->sm_count_, prefill_rows, false));
-    if (int8.total() + kMemoryReserve <= avail) {
-      if (options.prefill_gemm == PrefillGemm::kF16)
-        return make_error("CUDA backend: the f16 prompt path's buffers (" +
-                          std::to_string(static_cast<long long>((b->mem_.prefill - int8.prefill) >> 20)) +
-                          " MiB) do not fit");
-      b->load_note_ +=
-          (b->load_note_.empty() ? "" : "; ") +
-          std::string("the f16 prompt path's buffers do not fit: prompts run on int8 tensor cores");
-      prefill_f16 = false;
-      b->mem_ = int8;
-    }
-  }
-  // Then the prompt path's buffers: without them prompts run at decode speed, but the model loads.
-  if (b->mem_.total() + kMemoryReserve > avail && b->mem_.prefill > 0 &&
-      b->mem_.total() - b->mem_.prefill + kMemoryReserve <= avail) {
-    char note[200];
-    std::snprintf(note, sizeof note,
-                  "the prompt path's buffers (%.2f GiB) do not fit: prompts are processed at decode speed",
-                  gib(b->mem_.prefill));
-    b->load_note_ += (b->load_note_.empty() ? "" : "; ") + std::string(note);
-    prefill_rows = 0;
-    prefill_f16 = false;
-    QC_ASSIGN(b->mem_,
-              estimate_memory(config, weights, have_data, b->n_ctx_, with_history, b->sm_count_, 0, false));
-  }
-  b->spec_capable_ = with_history;  // false only where a history was needed (GDN layers and an MTP block)
-  // The f16 path's resident weights (prefill_weights.h): only where a quarter of the card stays free after
-  // them (kept conversation states, other programs), unless asked for.
-  bool f16_resident = false;
-  if (prefill_f16 && options.prefill_weights != PrefillWeights::kPerChunk) {
-    Carver dry;
-    QC_ASSIGN(const DeviceModel shape, layout_model(config, weights, have_data, dry));
-    const uint64_t bytes = prefill_f16_weight_bytes(shape);
-    const uint64_t headroom = options.prefill_weights == PrefillWeights::kResident ? 0 : total_b / 4;
-    f16_resident = b->mem_.total() + bytes + kMemoryReserve + headroom <= avail;
-    if (f16_resident) {
-      b->mem_.prefill_weights = bytes;
-    } else if (options.prefill_weights == PrefillWeights::kResident) {
-      return make_error("CUDA backend: the prompt path's resident f16 weights (" +
-                            std::to_string(static_cast<long long>(bytes >> 20)) + " MiB) do not fit beside " +
-                            b->mem_.describe(),
-                        "let them be dequantised per chunk (prefill weights: auto or per-chunk)");
-    }
-  }
-  if (b->mem_.total() + kMemoryReserve > avail) {
-    char buf[160 + sizeof prop.name];  // room for the longest device name (newer GCCs check)
-    std::snprintf(buf, sizeof buf, "%.2f GiB are free on %s (%.2f GiB total; %.2f GiB kept for the runtime)",
-                  gib(avail), prop.name, gib(total_b), gib(kMemoryReserve));
-    return make_error("the model does not fit in GPU memory: it needs " + b->mem_.describe() + " but " + buf,
-                      "lower --ctx, close other programs using the GPU, or use a smaller model");
-  }
+  b->mem_ = plan.mem;
+  b->load_note_ = plan.note;
+  b->spec_capable_ = plan.with_history;  // false only where a history was needed (GDN layers and an MTP block)
+  const bool with_history = plan.with_history, prefill_f16 = plan.prefill_f16, f16_resident = plan.f16_resident;
+  const int prefill_rows = plan.prefill_rows;
 
   // 2. Allocation and layout (the same functions as the estimate, now with base pointers).
   QC_TRY(b->weights_block_.allocate(b->mem_.weights, "weights"));
@@ -868,6 +818,7 @@ Result<std::unique_ptr<Backend>> make_cuda_backend(const ModelConfig& config, co
   o.n_ctx = options.n_ctx;
   o.kernels = options.kernels;
   o.probes = options.probes;
+  o.memory_limit = options.memory_limit;
   o.progress = options.progress;
   QC_ASSIGN(auto b, cuda::CudaBackend::create(config, weights, o));
   return std::unique_ptr<Backend>(std::move(b));

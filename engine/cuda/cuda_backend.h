@@ -74,8 +74,9 @@ struct CudaBackendOptions {
   KernelConfig kernels;
   bool probes = false;  // or kernels.probes
   int device = 0;
-  // Free device memory to plan against; 0 = what cudaMemGetInfo reports. Tests set it to provoke the
-  // "does not fit" error.
+  // Device memory to plan against (memory_plan.h), at most what cudaMemGetInfo reports free; 0 = that.
+  // Also caps the card size the resident f16 weights' headroom is a quarter of, so a limit of 24 GiB plans
+  // as a 24 GB card would. Tests set it to provoke the "does not fit" error.
   uint64_t memory_limit = 0;
   // Measure the read ceiling after the upload (read_ceiling.h; ~0.1 s for 27 GB of weights). The
   // benchmarks, which measure their own, turn it off.

@@ -78,6 +78,7 @@ Result<std::unique_ptr<Backend>> make_backend(BackendKind kind, const Model& mod
       o.n_ctx = n_ctx;
       o.kernels = options.kernels;
       o.probes = options.probes;
+      o.memory_limit = options.gpu_memory_limit;
       o.progress = options.load_progress;
       return make_cuda_backend(c, model.weights(), o);
 #else

@@ -190,6 +190,7 @@ EngineOptions Worker::engine_options(const std::string& path, BackendKind backen
   o.backend = backend;
   o.n_ctx = s.n_ctx;
   o.n_threads = s.n_threads;
+  o.gpu_memory_limit = static_cast<uint64_t>(s.gpu_memory_mb) << 20;
   o.probes = s.probes;
   o.kernels = s.kernels;
   // The CUDA backend reports its weight upload; one event per percent is plenty for a progress bar.

@@ -87,6 +87,9 @@ expect_error "directory" "$CLI" info --model "$T"
 expect_error "unknown option" "$CLI" generate --model "$T/tiny.gguf" --prompt hi --bogus 1
 expect_error "bad number" "$CLI" generate --model "$T/tiny.gguf" --prompt hi --temperature warm
 expect_error "top-p out of range" "$CLI" generate --model "$T/tiny.gguf" --prompt hi --top-p 1.5
+expect_error "gpu-memory out of range" "$CLI" generate --model "$T/tiny.gguf" --prompt hi --gpu-memory 0.1
+"$CLI" generate --model "$T/tiny.gguf" --prompt hi --max-tokens 2 --gpu-memory 24 > /dev/null 2> "$T/gm.err"
+check "--gpu-memory is accepted (the CPU backend ignores it)" test $? -eq 0
 expect_error "token out of range" "$CLI" logits --model "$T/tiny.gguf" --tokens 1,99999999 --out "$T/x.bin"
 expect_error "unknown backend" "$CLI" generate --model "$T/tiny.gguf" --prompt hi --backend tpu
 expect_error "prompt longer than the context" "$CLI" generate --model "$T/tiny.gguf" --prompt "$(printf 'word %.0s' $(seq 1 200))" --ctx 16

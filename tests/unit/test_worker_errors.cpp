@@ -117,7 +117,16 @@ TEST(WorkerErrors, BadSettingsAndUnavailableBackendAreNotices) {
   const auto n2 =
       collect_until(w, [](const WorkerEvent& e) { return std::holds_alternative<WorkerNotice>(e); });
   EXPECT_FALSE(std::get<WorkerNotice>(n2.back()).ok);
-  // The engine is untouched by both failures.
+  s.n_threads = 0;
+  s.gpu_memory_mb = -1;
+  w.post(UpdateSettingsCommand{s});
+  const auto n3 =
+      collect_until(w, [](const WorkerEvent& e) { return std::holds_alternative<WorkerNotice>(e); });
+  EXPECT_FALSE(std::get<WorkerNotice>(n3.back()).ok);
+  EXPECT_NE(std::get<WorkerNotice>(n3.back()).message.find("gpu_memory_mb must be in [0, 4194304]"),
+            std::string::npos)
+      << std::get<WorkerNotice>(n3.back()).message;
+  // The engine is untouched by these failures.
   w.post(greedy_request(8, "hello", 2));
   const auto gen = collect_generation(w, 8);
   EXPECT_EQ(std::get<GenerationFinished>(gen.back()).backend, "cpu-f32");

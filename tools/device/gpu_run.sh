@@ -11,7 +11,8 @@
 #   QWENCHAT_DEVICE_PREFIX   prefix holding the engine's Debian libraries (pcre2, sentencepiece, nlohmann
 #                            json, gtest): added to CMAKE_PREFIX_PATH, PKG_CONFIG_PATH, LD_LIBRARY_PATH
 #   QWENCHAT_GPU_STEPS       steps to run (default: "info build tests bench backend worker decode"; also
-#                            reuse: state reuse + prefill bench, gemm: the prompt path's GEMM bench)
+#                            reuse: state reuse + prefill bench, gemm: the prompt path's GEMM bench,
+#                            kquant: the block formats' tests and benchmarks, #16)
 #   QWENCHAT_BENCH_ARGS      extra arguments for qwenchat-gemv-bench (e.g. --quick)
 #   QWENCHAT_DECODE_ARGS     extra arguments for qwenchat-bench (e.g. --quick, --variants tile,hu)
 #   QWENCHAT_DEVICE_JOBS     parallel build jobs (default: all cores; fewer while the GPU trains)
@@ -210,6 +211,31 @@ step_decode() {
       >> "$OUT/decode_bench.log" 2>&1 || log "decode bench on $m failed"
     grep -A4 "^variant  kernels" "$OUT/decode_bench.log" | tail -3
   fi
+  return $rc
+}
+
+# llama.cpp's block formats (#16): their GPU tests, gemv_block per type and shape, whole-token decode and
+# prefill of the 27B preset in Q4_K and Q6_K, and the 24 GB card of the design case (--memory-limit 24).
+step_kquant() {
+  [[ -n "$TESTS_BIN" && -n "$DECODE_BIN" && -n "$BENCH_BIN" ]] || { log "kquant: binaries missing"; return 1; }
+  local rc=0
+  timeout 200 "$TESTS_BIN" --gtest_color=no --gtest_filter='BlockQuant*:KQuantModel*:CudaMemoryPlan*:SmallOps*' \
+    > "$OUT/kquant_tests.log" 2>&1 || rc=$?
+  grep -E "^\[ distance \]|^\[ memory   \]|^\[==========\] .* ran|^\[  PASSED  \]|^\[  FAILED  \] [A-Za-z]" \
+    "$OUT/kquant_tests.log"
+  grep -A6 -m4 "Failure$" "$OUT/kquant_tests.log" | cut -c1-300 | head -30
+  timeout 200 "$BENCH_BIN" --blocks q4_k,q6_k,q5_k,q4_0,q5_0 --quick > "$OUT/kquant_gemv.log" 2>&1 || rc=$?
+  sed -n '/==== gemv_block summary/,$p' "$OUT/kquant_gemv.log"
+  grep -E "^read ceiling" "$OUT/kquant_gemv.log" | head -4
+  for w in q4_k q6_k; do
+    timeout 150 "$DECODE_BIN" --weights "$w" --variants tile --contexts 0,32768 --tokens 32 --prefill 512,2048 \
+      --reuse 8000,100 --budget 120 > "$OUT/kquant_decode_$w.log" 2>&1 || rc=$?
+    grep -E "^model:|^bytes per token|prefill +[0-9]+ tokens|time to first token|ERROR" "$OUT/kquant_decode_$w.log"
+    sed -n '/==== summary/,$p' "$OUT/kquant_decode_$w.log" | head -12
+  done
+  timeout 120 "$DECODE_BIN" --weights q4_k --memory-limit 24 --variants tile --contexts 32768 --tokens 16 \
+    --prefill 2048 --reuse 8000,100 --budget 90 > "$OUT/kquant_24gb.log" 2>&1 || rc=$?
+  grep -E "^model:|^loaded|note|prefill +[0-9]+ tokens|ERROR|does not fit" "$OUT/kquant_24gb.log" | head -8
   return $rc
 }
 

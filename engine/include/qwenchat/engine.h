@@ -28,6 +28,9 @@ struct EngineOptions {
   int n_threads = 0;      // CPU backend threads; 0 = all cores
   bool probes = false;    // per-layer hidden-state L2 norms
   KernelConfig kernels;   // CUDA backend: GEMV variant, fusions, graph, PDL (the CPU backends ignore it)
+  // CUDA backend: device bytes to plan the load against, at most the free memory; 0 = the free memory.
+  // Simulates a smaller card (a 24 GB card on the H200); the load error names the largest context that fits.
+  uint64_t gpu_memory_limit = 0;
   // Weight upload progress of the CUDA backend (bytes done, total, tensor name); may be empty.
   std::function<void(uint64_t done, uint64_t total, const std::string& tensor)> load_progress;
 };

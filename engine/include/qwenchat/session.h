@@ -28,6 +28,9 @@ struct EngineSettings {
   // boundaries, in device memory on the CUDA backend), in MiB; 0 = keep only the live state. 1024 holds
   // six 27B-shape snapshots (151 MB each) or thousands of small-model ones.
   int state_cache_mb = 1024;
+  // CUDA backend: device memory to plan the load against in MiB, at most what is free; 0 = the free memory
+  // (EngineOptions::gpu_memory_limit).
+  int gpu_memory_mb = 0;
 
   // Range checks: "n_ctx must be in [16, 1048576], got 3".
   Status validate() const;
