@@ -110,7 +110,8 @@ App::~App() {
 
 UiContext App::context() {
   return UiContext{*worker_, *chat_,   store_,    config_, model_,        diag_,        fonts_,     theme_,
-                   notices_, requests_, now_s_,  api_.status(), &frame_keys_, key_copy_, key_escape_};
+                   notices_, requests_, now_s_,  api_.status(), &frame_keys_, key_copy_, key_escape_,
+                   key_shift_enter_};
 }
 
 void App::start() {
@@ -248,9 +249,11 @@ void App::on_drop(int count, const char** paths) {
 void App::shortcuts() {
   frame_keys_.clear();
   for (const KeyPress& k : key_presses_) frame_keys_.push_back(k.key);
-  key_copy_ = key_escape_ = false;
+  key_copy_ = key_escape_ = key_shift_enter_ = false;
   for (const KeyPress& k : key_presses_) {
     const bool ctrl = (k.mods & GLFW_MOD_CONTROL) != 0;
+    key_shift_enter_ = key_shift_enter_ || ((k.key == GLFW_KEY_ENTER || k.key == GLFW_KEY_KP_ENTER) &&
+                                            (k.mods & GLFW_MOD_SHIFT) != 0);
     key_copy_ = key_copy_ || (ctrl && (k.key == GLFW_KEY_C || k.key == GLFW_KEY_INSERT));
     key_escape_ = key_escape_ || k.key == GLFW_KEY_ESCAPE;
     if (ctrl && k.key == GLFW_KEY_N) requests_.new_conversation = true;

@@ -94,7 +94,7 @@ class App {
   std::vector<KeyPress> key_presses_;  // since the last frame
   std::vector<int> frame_keys_;        // this frame's presses, for the panels (UiContext::keys)
   std::vector<std::string> dropped_;   // files dropped since the last frame
-  bool key_copy_ = false, key_escape_ = false;  // this frame's, for UiContext
+  bool key_copy_ = false, key_escape_ = false, key_shift_enter_ = false;  // this frame's, for UiContext
   std::string title_;
   double now_s_ = 0;
   double config_saved_at_ = 0;

@@ -188,7 +188,7 @@ void ChatPanel::input_box(UiContext& ctx) {
   const int escape = ImGui::GetKeyIndex(ImGuiKey_Escape);
   // Enter sends, Shift+Enter adds a line: with CtrlEnterForNewLine, ImGui inserts the newline when Ctrl
   // is held, so Shift+Enter is presented to it as Ctrl+Enter for this one call.
-  const bool shift_enter = io.KeyShift && ImGui::IsKeyPressed(enter);
+  const bool shift_enter = (io.KeyShift || ctx.key_shift_enter) && ImGui::IsKeyPressed(enter);
   // ImGui reverts the text on Esc; Esc means "stop the reply" here, so the draft is kept.
   const std::string before = input_;
   const bool esc = ImGui::IsKeyPressed(escape);

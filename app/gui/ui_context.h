@@ -78,6 +78,11 @@ struct UiContext {
   // between two frames, as xdotool's and fast taps do).
   bool key_copy = false;  // Ctrl+C or Ctrl+Insert
   bool key_escape = false;
+  // Enter pressed with Shift held, as the press event says (its modifiers). ImGui 1.86 reads Shift from the
+  // keys' current state: when one frame takes longer than the keys are held (a loaded machine), the Shift
+  // of a quick Shift+Enter is already released when the frame reads it, and the draft was sent instead of
+  // getting a new line (gui_random_input, seed 20261204, 2026-12-04).
+  bool key_shift_enter = false;
 
   float em() const { return fonts.size; }  // sizes are multiples of the font size (STYLE.md)
   ReplySetup reply_setup() const {
