@@ -101,8 +101,9 @@ TEST(QuantMix, OtherMixesOnTheTestShapeByHand) {
   EXPECT_EQ(q5s["output.weight"], D::kQ6_K);
   auto q6 = types_by_name(s, QuantMix::kQ6_K);
   for (const auto& [name, type] : q6) {
-    const bool matrix = type != D::kF32;
-    if (matrix) EXPECT_EQ(type, D::kQ6_K) << name;
+    if (type != D::kF32) {
+      EXPECT_EQ(type, D::kQ6_K) << name;
+    }
   }
   // q4_0: the output takes Q6_K too (new_type != Q8_0); q8_0 keeps its output Q8_0.
   auto q40 = types_by_name(s, QuantMix::kQ4_0);
