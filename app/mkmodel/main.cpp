@@ -25,7 +25,8 @@ const std::vector<OptionSpec> kOptions = {
     {"type", true,
      "2-D weight types: q8_0 (default), f16, bf16, f32, q4_0, q5_0, or a K-quant mix as llama-quantize "
      "picks it: q4_k_m, q4_k_s, q5_k_m, q5_k_s, q6_k"},
-    {"threads", true, "threads generating and encoding each tensor (default: all hardware threads; same bytes)"},
+    {"threads", true,
+     "threads generating and encoding each tensor (default: all hardware threads; same bytes)"},
     {"layers", true, "override the number of main layers"},
     {"embd", true, "override the hidden size"},
     {"ff", true, "override the FFN size"},

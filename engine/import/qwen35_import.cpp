@@ -128,7 +128,8 @@ ImportTransform make_transform(TensorRole role, Reorder reorder, const ModelShap
 // The mix's type (model/quant_mix.h), except for ssm_alpha/ssm_beta: llama.cpp's rules would quantise them
 // like any 2-D weight, but they feed exponentials (the decay exp(ssm_a * softplus(alpha + dt_bias)) and
 // beta = sigmoid(b)), where an input error becomes a relative error of the state, are tiny ({H, Nv}, well
-// under 0.1% of a layer's weights) and stay F32 in every file this importer writes, as they always have. Norms, conv, ssm_a and dt bias are F32 by the rules themselves.
+// under 0.1% of a layer's weights) and stay F32 in every file this importer writes, as they always have.
+// Norms, conv, ssm_a and dt bias are F32 by the rules themselves.
 DType out_type_for(TensorRole role, DType mixed) {
   return role == TensorRole::kSmallProjection ? DType::kF32 : mixed;
 }
@@ -287,11 +288,12 @@ Status convert_tensor(const ImportTensor& t, const CheckpointTensor& src, std::v
             break;  // f32 exp, as A_log.float().exp()
         }
       }
-      const Status s =
-          encode_values(t.out_type, res.data(), out->data() + static_cast<uint64_t>(r) * out_row_bytes, t.cols);
+      const Status s = encode_values(t.out_type, res.data(),
+                                     out->data() + static_cast<uint64_t>(r) * out_row_bytes, t.cols);
       if (!s.ok()) {
         return make_error(src.file->path() + ": tensor \"" + t.hf_name + "\" -> " + t.gguf.name + " as " +
-                              dtype_name(t.out_type) + ", row " + std::to_string(r) + ": " + s.error().message,
+                              dtype_name(t.out_type) + ", row " + std::to_string(r) + ": " +
+                              s.error().message,
                           "the checkpoint holds values this format cannot store; try --outtype q8_0 or f16");
       }
     }

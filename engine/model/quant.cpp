@@ -268,7 +268,8 @@ void encode_row(DType t, const float* x, uint8_t* out, int64_t n) {
 }
 
 Status encode_values(DType t, const float* x, uint8_t* out, int64_t n) {
-  if (const std::optional<gguf::TensorType> block = dtype_block_format(t)) return quantize_row(*block, x, out, n);
+  if (const std::optional<gguf::TensorType> block = dtype_block_format(t))
+    return quantize_row(*block, x, out, n);
   encode_row(t, x, out, n);
   return {};
 }

@@ -15,7 +15,9 @@ constexpr QuantMix kAllMixes[] = {QuantMix::kF32,    QuantMix::kF16,    QuantMix
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
-bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const char* part) {
+  return s.find(part) != std::string::npos;
+}
 
 // tensor_allows_quantization, the parts that can match a qwen35 name.
 bool allows_quantization(const std::string& name, const std::vector<uint64_t>& shape) {
@@ -40,7 +42,9 @@ bool use_more_bits(int i_layer, int n_layers) {
   return i_layer < n_layers / 8 || i_layer >= 7 * n_layers / 8 || (i_layer - n_layers / 8) % 3 == 2;
 }
 
-bool is_block_format(DType t) { return t != DType::kF32 && t != DType::kF16 && t != DType::kBF16; }
+bool is_block_format(DType t) {
+  return t != DType::kF32 && t != DType::kF16 && t != DType::kBF16;
+}
 
 std::string shape_str(const std::vector<uint64_t>& s) {
   std::string out = "[";
@@ -216,7 +220,8 @@ Result<DType> quant_mix_tensor_type(QuantMix m, const std::string& name, const s
   return fallback;
 }
 
-Result<std::vector<DType>> quant_mix_types(QuantMix m, const std::vector<MixTensor>& tensors, int block_count) {
+Result<std::vector<DType>> quant_mix_types(QuantMix m, const std::vector<MixTensor>& tensors,
+                                           int block_count) {
   // llama.cpp visits the weights in weight_name_comparer order: layer number ("blk.N."; -1 for the rest),
   // then the name.
   auto layer_of = [](const std::string& name) {

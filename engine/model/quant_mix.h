@@ -36,7 +36,19 @@
 
 namespace qc {
 
-enum class QuantMix : uint8_t { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ5_0, kQ4_K_S, kQ4_K_M, kQ5_K_S, kQ5_K_M, kQ6_K };
+enum class QuantMix : uint8_t {
+  kF32,
+  kF16,
+  kBF16,
+  kQ8_0,
+  kQ4_0,
+  kQ5_0,
+  kQ4_K_S,
+  kQ4_K_M,
+  kQ5_K_S,
+  kQ5_K_M,
+  kQ6_K
+};
 
 const char* quant_mix_name(QuantMix m);  // "q4_k_m"
 // Any case; `what` names the setting in the error ("--outtype: expected one of f32, f16, ..., got \"q4\"").
@@ -67,6 +79,7 @@ struct MixTensor {
 // The type of every tensor of a file (returned in the order given), counting positions as llama.cpp does:
 // tensors visited by layer number then name, n_attn_v = how many attn_v/attn_qkv there are, n_ffn_down =
 // `block_count` (the GGUF's {arch}.block_count: main layers plus MTP layers).
-Result<std::vector<DType>> quant_mix_types(QuantMix m, const std::vector<MixTensor>& tensors, int block_count);
+Result<std::vector<DType>> quant_mix_types(QuantMix m, const std::vector<MixTensor>& tensors,
+                                           int block_count);
 
 }  // namespace qc

@@ -83,7 +83,9 @@ uint32_t ggml_type_id(DType t) {
   return 0;
 }
 
-uint32_t llama_file_type(DType t) { return quant_mix_file_type(quant_mix_of(t)); }
+uint32_t llama_file_type(DType t) {
+  return quant_mix_file_type(quant_mix_of(t));
+}
 
 std::vector<gguf::KeyValue> qwen35_metadata(const ModelShape& s, DType weight_type) {
   return qwen35_metadata(s, quant_mix_of(weight_type));

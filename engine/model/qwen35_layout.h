@@ -49,10 +49,11 @@ std::vector<gguf::KeyValue> qwen35_metadata(const ModelShape& shape, DType weigh
 
 // The per-tensor type of every tensor of `layout` in a file of `mix` (model/quant_mix.h's rules, block count
 // n_layer + n_mtp), in layout order.
-Result<std::vector<DType>> qwen35_tensor_types(const ModelShape& shape, const std::vector<Qwen35Tensor>& layout,
-                                               QuantMix mix);
+Result<std::vector<DType>> qwen35_tensor_types(const ModelShape& shape,
+                                               const std::vector<Qwen35Tensor>& layout, QuantMix mix);
 
 uint32_t ggml_type_id(DType t);     // gguf::TensorType id of a DType
-uint32_t llama_file_type(DType t);  // general.file_type of the one-type file: quant_mix_file_type(quant_mix_of(t))
+// general.file_type of the one-type file of t: quant_mix_file_type(quant_mix_of(t)).
+uint32_t llama_file_type(DType t);
 
 }  // namespace qc

@@ -8,9 +8,12 @@
 
 namespace qc {
 
-int default_writer_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+int default_writer_threads() {
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
-Status for_row_chunks(int64_t rows, int n_threads, const std::function<Status(int64_t first, int64_t end)>& fn) {
+Status for_row_chunks(int64_t rows, int n_threads,
+                      const std::function<Status(int64_t first, int64_t end)>& fn) {
   if (rows <= 0) return {};
   const int64_t threads = std::clamp<int64_t>(n_threads, 1, rows);
   if (threads == 1) return fn(0, rows);

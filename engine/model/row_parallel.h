@@ -21,7 +21,8 @@ int default_writer_threads();
 // returned is that of the lowest range that failed, which, fn stopping at its own first failing row, is the
 // error of the lowest failing row whatever the thread count: ranges are handed out in increasing order and
 // every range below a failed one is still run to its end.
-Status for_row_chunks(int64_t rows, int n_threads, const std::function<Status(int64_t first, int64_t end)>& fn);
+Status for_row_chunks(int64_t rows, int n_threads,
+                      const std::function<Status(int64_t first, int64_t end)>& fn);
 
 // Encodes a row-major [rows][cols] f32 matrix as `t` (encode_values row by row) into `out`
 // (rows * dtype_bytes(t, cols) bytes) on up to n_threads threads. Errors name the row.

@@ -87,7 +87,8 @@ Status write_synthetic_model(const SyntheticModelOptions& opts) {
   // 2-D weights (ssm_alpha/beta included, as llama.cpp's converter and quantizer do) take the mix's types.
   const std::vector<Qwen35Tensor> specs = qwen35_tensor_layout(s);
   QC_ASSIGN(const std::vector<DType> types, qwen35_tensor_types(s, specs, opts.mix));
-  for (size_t i = 0; i < specs.size(); ++i) QC_TRY(w.add_tensor(specs[i].name, ggml_type_id(types[i]), specs[i].shape));
+  for (size_t i = 0; i < specs.size(); ++i)
+    QC_TRY(w.add_tensor(specs[i].name, ggml_type_id(types[i]), specs[i].shape));
   QC_TRY(w.begin(opts.out_path));
   const int threads = opts.n_threads > 0 ? opts.n_threads : default_writer_threads();
   std::vector<uint8_t> bytes;

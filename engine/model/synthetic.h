@@ -26,8 +26,9 @@ class Writer;
 struct SyntheticModelOptions {
   ModelShape shape;
   uint64_t seed = 0;
-  QuantMix mix = QuantMix::kQ8_0;  // 2-D weights (ssm_alpha/beta included); norms, conv, ssm_a, dt bias stay F32
-  int n_threads = 0;               // 0: default_writer_threads()
+  // Types of the 2-D weights (ssm_alpha/beta included); norms, conv, ssm_a, dt bias stay F32.
+  QuantMix mix = QuantMix::kQ8_0;
+  int n_threads = 0;  // 0: default_writer_threads()
   std::string out_path;
   // Adds more metadata (tokenizer.* keys, chat template) before the header is written; may be empty.
   std::function<void(gguf::Writer&)> extra_metadata;

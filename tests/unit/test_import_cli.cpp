@@ -104,10 +104,11 @@ TEST(ImportCli, ConvertsToAKQuantMixAndInfoListsItsTypes) {
   const ProcessResult ok = run_process(
       kConvert + " " + dir.file("ckpt") + " " + dir.file("m.gguf") + " --outtype Q4_K_M --threads 2", dir);
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
-  const int status = std::system((kCli + " info --model " + dir.file("m.gguf") + " > " + dir.file("info.txt") +
-                                  " 2> " + dir.file("info.err"))
+  const int status = std::system((kCli + " info --model " + dir.file("m.gguf") + " > " +
+                                  dir.file("info.txt") + " 2> " + dir.file("info.err"))
                                      .c_str());
-  ASSERT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_text(dir.file("info.err"));
+  ASSERT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << read_text(dir.file("info.err"));
   const std::string info = read_text(dir.file("info.txt"));
   for (const char* type : {"Q4_K: ", "Q6_K: ", "Q5_0: ", "F32: "})
     EXPECT_NE(info.find(type), std::string::npos) << type << " in\n" << info;

@@ -81,7 +81,8 @@ std::vector<float> cpu_logits(const std::string& path, const std::vector<int32_t
 
 // Every block-format tensor of `q` holds encode_values of the same tensor's values in `f32` (a file of the
 // same run written unquantised), and every tensor's type is `want`'s.
-void expect_quantised_from(const std::string& q, const std::string& f32, const std::map<std::string, DType>& want) {
+void expect_quantised_from(const std::string& q, const std::string& f32,
+                           const std::map<std::string, DType>& want) {
   auto fq = gguf::File::open(q);
   auto ff = gguf::File::open(f32);
   ASSERT_TRUE(fq.ok() && ff.ok());
@@ -89,13 +90,15 @@ void expect_quantised_from(const std::string& q, const std::string& f32, const s
   for (const gguf::TensorInfo& t : (*fq)->tensors()) {
     ASSERT_TRUE(want.count(t.name)) << t.name;
     const DType type = want.at(t.name);
-    EXPECT_EQ(t.type, ggml_type_id(type)) << t.name << ": " << gguf::type_name(t.type) << " vs " << dtype_name(type);
+    EXPECT_EQ(t.type, ggml_type_id(type))
+        << t.name << ": " << gguf::type_name(t.type) << " vs " << dtype_name(type);
     const gguf::TensorInfo* src = (*ff)->find_tensor(t.name);
     ASSERT_NE(src, nullptr) << t.name;
     const std::vector<float> v = tensor_values(**ff, *src);
     std::vector<uint8_t> expect(dtype_bytes(type, v.size()));
     const int64_t cols = static_cast<int64_t>(t.ne[0]);
-    ASSERT_TRUE(encode_matrix(type, v.data(), expect.data(), static_cast<int64_t>(v.size()) / cols, cols, 1).ok());
+    ASSERT_TRUE(
+        encode_matrix(type, v.data(), expect.data(), static_cast<int64_t>(v.size()) / cols, cols, 1).ok());
     ASSERT_EQ(expect.size(), t.nbytes) << t.name;
     EXPECT_EQ(std::memcmp(expect.data(), (*fq)->tensor_data(t), expect.size()), 0) << t.name;
     n_block += dtype_block_format(type).has_value();
@@ -151,7 +154,8 @@ TEST(KQuantWrite, GeneratorWritesTheMixQuantisedThreadIndependentAndLoadable) {
     EXPECT_EQ(*(*f)->get_u32("general.file_type"), quant_mix_file_type(mix));
 
     const std::vector<float> lq = cpu_logits(one, tokens);
-    const std::string twin = write_decoded_twin(one, dir.file(std::string(quant_mix_name(mix)) + "-deq.gguf"));
+    const std::string twin =
+        write_decoded_twin(one, dir.file(std::string(quant_mix_name(mix)) + "-deq.gguf"));
     EXPECT_TRUE(same_bits(lq, cpu_logits(twin, tokens)));
     for (float x : lq) ASSERT_TRUE(std::isfinite(x));
     // Not the F32 model's logits: the weights did change (how much is test_kquant_quantize.cpp's business).

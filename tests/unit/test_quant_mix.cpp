@@ -88,8 +88,8 @@ TEST(QuantMix, OtherMixesOnTheTestShapeByHand) {
   // q4_k_s: the first four attn_v-like tensors Q5_K (i_attention_wv < 4), ffn_down Q5_K for i < 5/8 = 0:
   // none.
   auto q4s = types_by_name(s, QuantMix::kQ4_K_S);
-  for (const char* n : {"blk.0.attn_qkv.weight", "blk.1.attn_qkv.weight", "blk.2.attn_qkv.weight",
-                        "blk.3.attn_v.weight"})
+  for (const char* n :
+       {"blk.0.attn_qkv.weight", "blk.1.attn_qkv.weight", "blk.2.attn_qkv.weight", "blk.3.attn_v.weight"})
     EXPECT_EQ(q4s[n], D::kQ5_K) << n;
   EXPECT_EQ(q4s["blk.4.attn_v.weight"], D::kQ4_K);
   EXPECT_EQ(q4s["blk.0.ffn_down.weight"], D::kQ4_K);
@@ -176,7 +176,8 @@ TEST(QuantMix, FallbackForRowsThatAreNotWholeSuperBlocks) {
   // No fallback defined for Q4_0 / Q8_0: an error naming the tensor, its shape and the block.
   auto bad = type(QuantMix::kQ4_0, "blk.3.ffn_up.weight", 100);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("blk.3.ffn_up.weight [100,64]"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("blk.3.ffn_up.weight [100,64]"), std::string::npos)
+      << bad.error().message;
   EXPECT_NE(bad.error().message.find("Q4_0's block of 32"), std::string::npos) << bad.error().message;
   EXPECT_FALSE(type(QuantMix::kQ4_K_M, "output.weight", 100).ok());  // Q8_0 chosen, 100 % 32 != 0
 }
@@ -195,16 +196,17 @@ TEST(QuantMix, QuantisedTensorsAreTheLayoutsQuantizableOnes) {
 }
 
 TEST(QuantMix, NamesAndFileTypes) {
-  for (const char* n : {"f32", "F16", "bf16", "Q8_0", "q4_0", "q5_0", "q4_k_s", "Q4_K_M", "q5_k_s", "q5_k_m",
-                        "q6_k"}) {
+  for (const char* n :
+       {"f32", "F16", "bf16", "Q8_0", "q4_0", "q5_0", "q4_k_s", "Q4_K_M", "q5_k_s", "q5_k_m", "q6_k"}) {
     auto m = quant_mix_from_name(n, "--outtype");
     ASSERT_TRUE(m.ok()) << n;
   }
   auto bad = quant_mix_from_name("q4_k", "--outtype");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().message,
-            "--outtype: expected one of f32, f16, bf16, q8_0, q4_0, q5_0, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k, "
-            "got \"q4_k\"");
+  EXPECT_EQ(
+      bad.error().message,
+      "--outtype: expected one of f32, f16, bf16, q8_0, q4_0, q5_0, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k, "
+      "got \"q4_k\"");
   // enum llama_ftype in llama.cpp's include/llama.h.
   EXPECT_EQ(quant_mix_file_type(*quant_mix_from_name("q4_k_s", "")), 14u);
   EXPECT_EQ(quant_mix_file_type(*quant_mix_from_name("q4_k_m", "")), 15u);
