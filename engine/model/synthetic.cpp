@@ -1,5 +1,6 @@
 #include "model/synthetic.h"
 
+#include <algorithm>
 #include <cmath>
 #include <span>
 #include <vector>
@@ -99,14 +100,22 @@ Status write_synthetic_model(const SyntheticModelOptions& opts) {
     for (size_t d = 1; d < t.shape.size(); ++d) rows *= static_cast<int64_t>(t.shape[d]);
     const uint64_t row_bytes = dtype_bytes(types[i], static_cast<uint64_t>(cols));
     bytes.resize(row_bytes * static_cast<uint64_t>(rows));
-    // Each range of rows is generated into its own buffer and encoded straight into the tensor's bytes.
+    // Each range of rows is generated into its own buffer, at most kBufferValues at a time (one thread
+    // takes a whole tensor, and the 27B embedding table is 5 GB of f32), and encoded straight into the
+    // tensor's bytes.
+    constexpr int64_t kBufferValues = int64_t{1} << 22;  // 16 MiB of f32 per thread
+    const int64_t step = std::max<int64_t>(1, kBufferValues / cols);
     const Status st = for_row_chunks(rows, threads, [&](int64_t first, int64_t end) -> Status {
-      std::vector<float> values(static_cast<size_t>((end - first) * cols));
-      fill(t, opts.seed, static_cast<uint64_t>(first * cols), values);
-      for (int64_t r = first; r < end; ++r) {
-        const Status e = encode_values(types[i], values.data() + (r - first) * cols,
-                                       bytes.data() + static_cast<uint64_t>(r) * row_bytes, cols);
-        if (!e.ok()) return make_error("row " + std::to_string(r) + ": " + e.error().message);
+      std::vector<float> values(static_cast<size_t>(std::min(end - first, step) * cols));
+      for (int64_t r0 = first; r0 < end; r0 += step) {
+        const int64_t r1 = std::min(end, r0 + step);
+        const std::span<float> part(values.data(), static_cast<size_t>((r1 - r0) * cols));
+        fill(t, opts.seed, static_cast<uint64_t>(r0 * cols), part);
+        for (int64_t r = r0; r < r1; ++r) {
+          const Status e = encode_values(types[i], part.data() + (r - r0) * cols,
+                                         bytes.data() + static_cast<uint64_t>(r) * row_bytes, cols);
+          if (!e.ok()) return make_error("row " + std::to_string(r) + ": " + e.error().message);
+        }
       }
       return Status{};
     });
