@@ -22,9 +22,12 @@
 #include "model/quant_mix.h"
 #include "model/row_parallel.h"
 #include "model/synthetic.h"
+#include "qwenchat/engine.h"
 #include "reference/reference_backend.h"
+#include "runtime/model_facts.h"
 #include "temp_dir.h"
 #include "test_import_checkpoint.h"
+#include "tokenizer/bpe_trainer.h"
 
 namespace qc {
 namespace {
@@ -236,6 +239,26 @@ TEST(KQuantWrite, EncodeErrorsNameTheFirstFailingRowOnAnyThreadCount) {
   ASSERT_TRUE(encode_matrix(DType::kQ4_K, x.data(), one.data(), rows, cols, 1).ok());
   ASSERT_TRUE(encode_matrix(DType::kQ4_K, x.data(), three.data(), rows, cols, 3).ok());
   EXPECT_EQ(one, three);
+}
+
+// The app's model facts name the type holding most of the layers' bytes: Q4_K for a q4_k_m file (this used
+// to index a four-entry table by DType, out of bounds for the five block formats).
+TEST(KQuantWrite, ModelFactsNameTheDominantKQuantType) {
+  test::TempDir dir;
+  SyntheticModelOptions o;
+  o.shape = test::kquant_test_shape();
+  o.mix = QuantMix::kQ4_K_M;
+  o.out_path = dir.file("m.gguf");
+  const BpeVocab vocab = test::tiny_vocab(o.shape.n_vocab);
+  o.extra_metadata = [&](gguf::Writer& w) { write_bpe_vocab_metadata(w, vocab, "x"); };
+  ASSERT_TRUE(write_synthetic_model(o).ok());
+  EngineOptions eo;
+  eo.model_path = o.out_path;
+  eo.n_threads = 1;
+  eo.n_ctx = 64;
+  auto e = Engine::open(eo);
+  ASSERT_TRUE(e.ok()) << e.error().describe();
+  EXPECT_EQ(describe_model(**e, KernelConfig{}).quantization, "Q4_K");
 }
 
 }  // namespace
