@@ -1,6 +1,8 @@
 // qwenchat-convert: converts a Hugging Face Qwen3.5 checkpoint folder (config.json, *.safetensors,
 // tokenizer.json or tokenizer.model, tokenizer_config.json) into a qwen35 GGUF in llama.cpp's layout,
-// streaming tensor by tensor. Q8_0 by default; norms, conv taps, ssm_a, dt bias, ssm_alpha/ssm_beta stay F32.
+// streaming tensor by tensor. Q8_0 by default; f16/bf16/f32, q4_0/q5_0, or a K-quant mix (q4_k_m, q4_k_s,
+// q5_k_m, q5_k_s, q6_k) whose per-tensor types follow llama.cpp's quantizer (model/quant_mix.h). Norms, conv
+// taps, ssm_a, dt bias, ssm_alpha/ssm_beta stay F32. Rows are encoded on --threads threads.
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,7 +10,8 @@
 
 #include "common/args.h"
 #include "import/convert.h"
-#include "model/quant.h"
+#include "model/quant_mix.h"
+#include "model/row_parallel.h"
 
 namespace {
 
@@ -16,7 +19,10 @@ using qc::app::Args;
 using qc::app::OptionSpec;
 
 const std::vector<OptionSpec> kOptions = {
-    {"outtype", true, "2-D weight type: q8_0 (default), f16, bf16, f32"},
+    {"outtype", true,
+     "2-D weight types: q8_0 (default), f16, bf16, f32, q4_0, q5_0, or a K-quant mix as llama-quantize "
+     "picks it: q4_k_m, q4_k_s, q5_k_m, q5_k_s, q6_k"},
+    {"threads", true, "threads encoding each tensor (default: all hardware threads; same bytes for any)"},
     {"name", true, "general.name (default: the folder's name)"},
     {"no-mtp", false, "leave the MTP block out even when the checkpoint has it"},
     {"allow-unused", false, "convert even when text-model tensors have no place in the layout"},
@@ -28,12 +34,15 @@ qc::Status run(const Args& args) {
   if (args.positional().size() != 2) {
     return qc::make_error("expected two arguments, CHECKPOINT_DIR and OUT.gguf, got " +
                               std::to_string(args.positional().size()),
-                          "usage: qwenchat-convert CHECKPOINT_DIR OUT.gguf [--outtype q8_0|f16|bf16|f32]");
+                          "usage: qwenchat-convert CHECKPOINT_DIR OUT.gguf "
+                          "[--outtype q8_0|f16|bf16|f32|q4_0|q5_0|q4_k_m|q4_k_s|q5_k_m|q5_k_s|q6_k]");
   }
   qc::ConvertOptions o;
   o.input_dir = args.positional()[0];
   o.out_path = args.positional()[1];
-  QC_ASSIGN(o.import.out_type, qc::dtype_from_name(args.get_or("outtype", "q8_0"), "--outtype"));
+  QC_ASSIGN(o.import.mix, qc::quant_mix_from_name(args.get_or("outtype", "q8_0"), "--outtype"));
+  QC_ASSIGN(const long long threads, args.get_int("threads", qc::default_writer_threads(), 1, 1024));
+  o.n_threads = static_cast<int>(threads);
   o.import.include_mtp = !args.has("no-mtp");
   o.import.allow_unused = args.has("allow-unused");
   o.name = args.get_or("name", "");

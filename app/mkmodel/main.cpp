@@ -7,7 +7,8 @@
 
 #include "common/args.h"
 #include "gguf/writer.h"
-#include "model/quant.h"
+#include "model/quant_mix.h"
+#include "model/row_parallel.h"
 #include "model/synthetic.h"
 #include "tokenizer/bpe_trainer.h"
 #include "tokenizer/chat_format.h"
@@ -21,7 +22,11 @@ const std::vector<OptionSpec> kOptions = {
     {"preset", true, "model shape: tiny, small, 0.8b, 2b, 4b, 9b, 27b"},
     {"seed", true, "random seed (default 0)"},
     {"out", true, "output GGUF path"},
-    {"type", true, "2-D weight type: q8_0 (default), f16, bf16, f32"},
+    {"type", true,
+     "2-D weight types: q8_0 (default), f16, bf16, f32, q4_0, q5_0, or a K-quant mix as llama-quantize "
+     "picks it: q4_k_m, q4_k_s, q5_k_m, q5_k_s, q6_k"},
+    {"threads", true,
+     "threads generating and encoding each tensor (default: all hardware threads; same bytes)"},
     {"layers", true, "override the number of main layers"},
     {"embd", true, "override the hidden size"},
     {"ff", true, "override the FFN size"},
@@ -37,7 +42,8 @@ qc::Status run(const Args& args) {
   QC_ASSIGN(const std::string out, args.require("out"));
   QC_ASSIGN(qc::ModelShape shape, qc::preset_shape(preset));
   QC_ASSIGN(const long long seed, args.get_int("seed", 0, 0, (1ll << 62)));
-  QC_ASSIGN(const qc::DType type, qc::dtype_from_name(args.get_or("type", "q8_0"), "--type"));
+  QC_ASSIGN(const qc::QuantMix mix, qc::quant_mix_from_name(args.get_or("type", "q8_0"), "--type"));
+  QC_ASSIGN(const long long threads, args.get_int("threads", qc::default_writer_threads(), 1, 1024));
   QC_ASSIGN(const long long layers, args.get_int("layers", shape.n_layer, 1, 512));
   QC_ASSIGN(const long long embd, args.get_int("embd", shape.n_embd, 32, 65536));
   QC_ASSIGN(const long long ff, args.get_int("ff", shape.n_ff, 32, 262144));
@@ -70,7 +76,8 @@ qc::Status run(const Args& args) {
   qc::SyntheticModelOptions o;
   o.shape = shape;
   o.seed = static_cast<uint64_t>(seed);
-  o.weight_type = type;
+  o.mix = mix;
+  o.n_threads = static_cast<int>(threads);
   o.out_path = out;
   o.extra_metadata = [&](qc::gguf::Writer& w) {
     qc::write_bpe_vocab_metadata(w, vocab, qc::chatml_jinja_template());
@@ -95,6 +102,7 @@ qc::Status run(const Args& args) {
 
 int main(int argc, char** argv) {
   return qc::app::run_tool("qwenchat-mkmodel",
-                           "qwenchat-mkmodel --preset NAME --seed N --out FILE [--type q8_0|f16|bf16|f32]",
+                           "qwenchat-mkmodel --preset NAME --seed N --out FILE "
+                           "[--type q8_0|f16|bf16|f32|q4_0|q5_0|q4_k_m|q4_k_s|q5_k_m|q5_k_s|q6_k]",
                            kOptions, argc, argv, run);
 }

@@ -4,6 +4,7 @@
 
 #include "gguf/writer.h"
 #include "import/hf_tokenizer.h"
+#include "model/row_parallel.h"
 #include "tokenizer/bpe_trainer.h"
 #include "tokenizer/gguf_vocab.h"
 
@@ -34,7 +35,7 @@ Result<ConvertSummary> convert_hf_checkpoint(const ConvertOptions& o) {
 
   // Metadata: the same keys as every qwen35 file we write (model/qwen35_layout.h), then the tokenizer.
   gguf::Writer w;
-  for (gguf::KeyValue& kv : qwen35_metadata(plan.shape, o.import.out_type))
+  for (gguf::KeyValue& kv : qwen35_metadata(plan.shape, o.import.mix))
     w.set(std::move(kv.key), std::move(kv.value));
   w.set("general.name", gguf::Value::of_string(name));
   if (!config.mrope_section.empty()) {
@@ -63,10 +64,11 @@ Result<ConvertSummary> convert_hf_checkpoint(const ConvertOptions& o) {
   ConvertProgress p;
   p.total = plan.tensors.size();
   p.bytes_total = summary.tensor_bytes;
+  const int threads = o.n_threads > 0 ? o.n_threads : default_writer_threads();
   std::vector<uint8_t> bytes;
   for (const ImportTensor& t : plan.tensors) {
     const CheckpointTensor* src = ckpt->find(t.hf_name);  // present: checked by the plan
-    QC_TRY(convert_tensor(t, *src, &bytes));
+    QC_TRY(convert_tensor(t, *src, &bytes, threads));
     QC_TRY(w.write_tensor(t.gguf.name, bytes));
     ++p.done;
     p.tensor = t.gguf.name;

@@ -26,7 +26,8 @@ struct ConvertProgress {
 struct ConvertOptions {
   std::string input_dir;
   std::string out_path;
-  ImportOptions import;                                  // output type, MTP, unknown-tensor policy
+  ImportOptions import;                                  // type mix, MTP, unknown-tensor policy
+  int n_threads = 0;  // threads encoding each tensor's rows, 0: default_writer_threads(); same bytes for any
   std::string name;                                      // general.name; default: the folder's name
   std::function<void(const ConvertProgress&)> progress;  // may be empty
   std::function<void(const std::string&)> notice;  // one line per decision worth reporting; may be empty

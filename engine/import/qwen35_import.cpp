@@ -5,6 +5,8 @@
 #include <cstring>
 #include <set>
 
+#include "model/row_parallel.h"
+
 namespace qc {
 namespace {
 
@@ -123,14 +125,13 @@ ImportTransform make_transform(TensorRole role, Reorder reorder, const ModelShap
   return t;
 }
 
-DType out_type_for(TensorRole role, DType weights) {
-  switch (role) {
-    case TensorRole::kEmbedding:
-    case TensorRole::kProjection:
-      return weights;
-    default:
-      return DType::kF32;  // ssm_alpha/beta (feed exponentials), norms, conv, ssm_a, dt bias
-  }
+// The mix's type (model/quant_mix.h), except for ssm_alpha/ssm_beta: llama.cpp's rules would quantise them
+// like any 2-D weight, but they feed exponentials (the decay exp(ssm_a * softplus(alpha + dt_bias)) and
+// beta = sigmoid(b)), where an input error becomes a relative error of the state, are tiny ({H, Nv}, well
+// under 0.1% of a layer's weights) and stay F32 in every file this importer writes, as they always have.
+// Norms, conv, ssm_a and dt bias are F32 by the rules themselves.
+DType out_type_for(TensorRole role, DType mixed) {
+  return role == TensorRole::kSmallProjection ? DType::kF32 : mixed;
 }
 
 // Detects where the text model lives.
@@ -182,11 +183,14 @@ Result<ImportPlan> plan_qwen35_import(const HfTextConfig& config, const Checkpoi
   const ModelShape& s = plan.shape;
 
   std::set<std::string> used;
-  for (const Qwen35Tensor& g : qwen35_tensor_layout(s)) {
+  const std::vector<Qwen35Tensor> layout = qwen35_tensor_layout(s);
+  QC_ASSIGN(const std::vector<DType> mixed, qwen35_tensor_types(s, layout, options.mix));
+  for (size_t i = 0; i < layout.size(); ++i) {
+    const Qwen35Tensor& g = layout[i];
     QC_ASSIGN(const Mapping m, hf_source(g.name, s, plan.text_prefix));
     ImportTensor t;
     t.gguf = g;
-    t.out_type = out_type_for(g.role, options.out_type);
+    t.out_type = out_type_for(g.role, mixed[i]);
     t.hf_name = m.hf_name;
     t.cols = static_cast<int64_t>(g.shape[0]);
     t.rows = g.shape.size() > 1 ? static_cast<int64_t>(g.shape[1]) : 1;
@@ -250,7 +254,8 @@ Result<ImportPlan> plan_qwen35_import(const HfTextConfig& config, const Checkpoi
   return plan;
 }
 
-Status convert_tensor(const ImportTensor& t, const CheckpointTensor& src, std::vector<uint8_t>* out) {
+Status convert_tensor(const ImportTensor& t, const CheckpointTensor& src, std::vector<uint8_t>* out,
+                      int n_threads) {
   QC_ASSIGN(const DType in_type, checkpoint_dtype(src));
   const std::span<const uint8_t> in = src.file->data(*src.tensor);
   const uint64_t in_row_bytes = dtype_bytes(in_type, static_cast<uint64_t>(t.cols));
@@ -260,31 +265,40 @@ Status convert_tensor(const ImportTensor& t, const CheckpointTensor& src, std::v
                       " bytes, expected " + std::to_string(in_row_bytes * static_cast<uint64_t>(t.rows)));
   }
   out->resize(out_row_bytes * static_cast<uint64_t>(t.rows));
-  std::vector<float> row(static_cast<size_t>(t.cols)), res(static_cast<size_t>(t.cols));
   const ImportTransform& x = t.transform;
   // Most tensors (every projection but the GDN ones) are plain copies: decode straight into the output row.
   const bool plain = x.col_per == 0 && x.op == ImportTransform::Op::kNone;
-  for (int64_t r = 0; r < t.rows; ++r) {
-    const uint8_t* in_row = in.data() + static_cast<uint64_t>(x.source_row(r)) * in_row_bytes;
-    decode_row(in_type, in_row, plain ? res.data() : row.data(), t.cols);
-    for (int64_t c = 0; !plain && c < t.cols; ++c) {
-      const float v = row[static_cast<size_t>(x.source_col(c))];
-      float& o = res[static_cast<size_t>(c)];
-      switch (x.op) {
-        case ImportTransform::Op::kNone:
-          o = v;
-          break;
-        case ImportTransform::Op::kPlusOne:
-          o = 1.0f + v;
-          break;  // in f32, as transformers forms 1 + w
-        case ImportTransform::Op::kNegExp:
-          o = -std::exp(v);
-          break;  // f32 exp, as A_log.float().exp()
+  return for_row_chunks(t.rows, n_threads, [&](int64_t first, int64_t end) -> Status {
+    std::vector<float> row(static_cast<size_t>(t.cols)), res(static_cast<size_t>(t.cols));
+    for (int64_t r = first; r < end; ++r) {
+      const uint8_t* in_row = in.data() + static_cast<uint64_t>(x.source_row(r)) * in_row_bytes;
+      decode_row(in_type, in_row, plain ? res.data() : row.data(), t.cols);
+      for (int64_t c = 0; !plain && c < t.cols; ++c) {
+        const float v = row[static_cast<size_t>(x.source_col(c))];
+        float& o = res[static_cast<size_t>(c)];
+        switch (x.op) {
+          case ImportTransform::Op::kNone:
+            o = v;
+            break;
+          case ImportTransform::Op::kPlusOne:
+            o = 1.0f + v;
+            break;  // in f32, as transformers forms 1 + w
+          case ImportTransform::Op::kNegExp:
+            o = -std::exp(v);
+            break;  // f32 exp, as A_log.float().exp()
+        }
+      }
+      const Status s = encode_values(t.out_type, res.data(),
+                                     out->data() + static_cast<uint64_t>(r) * out_row_bytes, t.cols);
+      if (!s.ok()) {
+        return make_error(src.file->path() + ": tensor \"" + t.hf_name + "\" -> " + t.gguf.name + " as " +
+                              dtype_name(t.out_type) + ", row " + std::to_string(r) + ": " +
+                              s.error().message,
+                          "the checkpoint holds values this format cannot store; try --outtype q8_0 or f16");
       }
     }
-    encode_row(t.out_type, res.data(), out->data() + static_cast<uint64_t>(r) * out_row_bytes, t.cols);
-  }
-  return {};
+    return Status{};
+  });
 }
 
 }  // namespace qc

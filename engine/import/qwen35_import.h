@@ -55,7 +55,9 @@ struct ImportTensor {
 };
 
 struct ImportOptions {
-  DType out_type = DType::kQ8_0;  // 2-D weights (ssm_alpha/ssm_beta stay F32); vectors and conv stay F32
+  // The file's types: every 2-D weight but ssm_alpha/ssm_beta (kept F32, see out_type_for) takes the type
+  // model/quant_mix.h's rules give it in this mix; vectors and conv stay F32.
+  QuantMix mix = QuantMix::kQ8_0;
   bool include_mtp = true;        // convert the MTP block when the checkpoint has it
   bool allow_unused = false;      // convert even if text-model tensors are left over (unknown variant)
 };
@@ -72,7 +74,9 @@ struct ImportPlan {
 Result<ImportPlan> plan_qwen35_import(const HfTextConfig& config, const Checkpoint& ckpt,
                                       const ImportOptions& options, const std::string& model_name);
 
-// The GGUF bytes of one tensor (out_type, [rows][cols]), built row by row from the mapped source.
-Status convert_tensor(const ImportTensor& t, const CheckpointTensor& src, std::vector<uint8_t>* out);
+// The GGUF bytes of one tensor (out_type, [rows][cols]), built row by row from the mapped source, the rows
+// spread over up to n_threads threads (model/row_parallel.h: the bytes do not depend on the count).
+Status convert_tensor(const ImportTensor& t, const CheckpointTensor& src, std::vector<uint8_t>* out,
+                      int n_threads = 1);
 
 }  // namespace qc

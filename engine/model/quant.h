@@ -2,7 +2,9 @@
 // 34 bytes, scale first), plus llama.cpp's Q4_0, Q5_0 (blocks of 32) and Q4_K, Q5_K, Q6_K (super-blocks
 // of 256), which a K-quant file mixes per tensor (layouts in model/kquant.h). Conversions are exact where
 // the format allows (f16/bf16 -> f32 always is, and so is every block format's decode) and
-// round-to-nearest-even on the way in. The five llama.cpp formats are read-only here: nothing writes them.
+// round-to-nearest-even on the way in. The five llama.cpp formats are written by encode_values through
+// model/kquant_quantize.h (ggml's reference quantisers, byte for byte); which tensor gets which type in a
+// K-quant file is model/quant_mix.h's business.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +27,8 @@ inline constexpr int kQ8BlockBytes = 34;  // f16 scale + 32 int8
 
 const char* dtype_name(DType t);
 // "q8_0", "f16", "bf16", "f32" (any case) -> the type; `what` names the setting in the error
-// ("--outtype: expected q8_0, f16, bf16 or f32, got \"q4\"").
+// ("--outtype: expected q8_0, f16, bf16 or f32, got \"q4\""). The file-wide names the tools accept, K-quant
+// mixes included, are model/quant_mix.h's quant_mix_from_name.
 Result<DType> dtype_from_name(const std::string& name, const std::string& what);
 // The GGUF tensor type of each DType, and back (nullopt: a GGUF type the engine does not compute with).
 // Block sizes and bytes come from the GGUF type table (gguf::type_block_size), not a second copy.
@@ -58,8 +61,12 @@ void dequantize_q8_0(const uint8_t* in, float* out, int64_t n);
 
 // Decode `n` values of type t starting at element 0 of `src` into f32 (n a multiple of dtype_block(t)).
 void decode_row(DType t, const uint8_t* src, float* out, int64_t n);
-// Encode f32 into type t, which must be dtype_encodable (the K-quant formats have no encoder here: every
-// caller takes its type from dtype_from_name, which never returns one). Other types leave `out` as it is.
+// Encode f32 into type t, which must be dtype_encodable (these four cannot fail). Other types leave `out` as
+// it is: they go through encode_values.
 void encode_row(DType t, const float* x, uint8_t* out, int64_t n);
+// Encode f32 into any type: encode_row for the four above, quantize_row (model/kquant_quantize.h) for Q4_0,
+// Q5_0, Q4_K, Q5_K and Q6_K, whose errors it passes on (n not whole blocks, a non-finite value or one too
+// large for the format; `out` is then to be discarded).
+Status encode_values(DType t, const float* x, uint8_t* out, int64_t n);
 
 }  // namespace qc

@@ -84,31 +84,22 @@ uint32_t ggml_type_id(DType t) {
 }
 
 uint32_t llama_file_type(DType t) {
-  switch (t) {
-    case DType::kF32:
-      return 0;
-    case DType::kF16:
-      return 1;
-    case DType::kQ8_0:
-      return 7;
-    case DType::kBF16:
-      return 32;
-    // A file of one of these types mostly: llama.cpp's names for the mixes its quantizer writes.
-    case DType::kQ4_0:
-      return 2;
-    case DType::kQ5_0:
-      return 8;
-    case DType::kQ4_K:
-      return 15;  // Q4_K_M
-    case DType::kQ5_K:
-      return 17;  // Q5_K_M
-    case DType::kQ6_K:
-      return 18;
-  }
-  return 0;
+  return quant_mix_file_type(quant_mix_of(t));
 }
 
 std::vector<gguf::KeyValue> qwen35_metadata(const ModelShape& s, DType weight_type) {
+  return qwen35_metadata(s, quant_mix_of(weight_type));
+}
+
+Result<std::vector<DType>> qwen35_tensor_types(const ModelShape& s, const std::vector<Qwen35Tensor>& layout,
+                                               QuantMix mix) {
+  std::vector<MixTensor> tensors;
+  tensors.reserve(layout.size());
+  for (const Qwen35Tensor& t : layout) tensors.push_back({t.name, t.shape});
+  return quant_mix_types(mix, tensors, s.n_layer + s.n_mtp);
+}
+
+std::vector<gguf::KeyValue> qwen35_metadata(const ModelShape& s, QuantMix mix) {
   using gguf::Value;
   const std::string a = "qwen35.";
   const int half = s.rope_dims / 2;
@@ -116,7 +107,7 @@ std::vector<gguf::KeyValue> qwen35_metadata(const ModelShape& s, DType weight_ty
   std::vector<gguf::KeyValue> kv = {
       {"general.architecture", Value::of_string("qwen35")},
       {"general.name", Value::of_string("qwenchat synthetic " + s.name)},
-      {"general.file_type", Value::of_u32(llama_file_type(weight_type))},
+      {"general.file_type", Value::of_u32(quant_mix_file_type(mix))},
       {"general.quantization_version", Value::of_u32(2)},
       {a + "block_count", Value::of_u32(static_cast<uint32_t>(s.n_layer + s.n_mtp))},
       {a + "context_length", Value::of_u32(static_cast<uint32_t>(s.n_ctx_train))},

@@ -11,6 +11,7 @@
 #include "gguf/types.h"
 #include "model/presets.h"
 #include "model/quant.h"
+#include "model/quant_mix.h"
 
 namespace qc {
 
@@ -42,10 +43,17 @@ struct Qwen35Tensor {
 std::vector<Qwen35Tensor> qwen35_tensor_layout(const ModelShape& shape);
 
 // The qwen35.* and general.* metadata for a shape (general.name says "qwenchat synthetic <name>"; the
-// importer replaces it). `weight_type` sets general.file_type.
+// importer replaces it). `mix` sets general.file_type; a DType means its one-type file (quant_mix_of).
+std::vector<gguf::KeyValue> qwen35_metadata(const ModelShape& shape, QuantMix mix);
 std::vector<gguf::KeyValue> qwen35_metadata(const ModelShape& shape, DType weight_type);
 
+// The per-tensor type of every tensor of `layout` in a file of `mix` (model/quant_mix.h's rules, block count
+// n_layer + n_mtp), in layout order.
+Result<std::vector<DType>> qwen35_tensor_types(const ModelShape& shape,
+                                               const std::vector<Qwen35Tensor>& layout, QuantMix mix);
+
 uint32_t ggml_type_id(DType t);     // gguf::TensorType id of a DType
-uint32_t llama_file_type(DType t);  // llama.cpp's LLAMA_FTYPE for general.file_type
+// general.file_type of the one-type file of t: quant_mix_file_type(quant_mix_of(t)).
+uint32_t llama_file_type(DType t);
 
 }  // namespace qc

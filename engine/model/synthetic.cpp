@@ -1,8 +1,12 @@
 #include "model/synthetic.h"
 
+#include <algorithm>
 #include <cmath>
+#include <span>
+#include <vector>
 
 #include "gguf/writer.h"
+#include "model/row_parallel.h"
 
 namespace qc {
 namespace {
@@ -31,11 +35,18 @@ uint64_t name_hash(const std::string& s) {
   return h;
 }
 
-// How each tensor is initialised. Values follow the shapes of a trained model closely enough that a
-// forward pass neither explodes nor vanishes: projections ~ N(0, 1/in), norm weights near 1 (GGUF norms
-// carry the +1), A_log in log([1,16]) as in the reference init, dt bias = softplus^-1 of dt in [1e-3, 1e-1].
-void fill(const Qwen35Tensor& spec, uint64_t seed, std::vector<float>& out) {
-  SplitMix64 rng{seed ^ name_hash(spec.name)};
+// Generator calls per value of a role (normal() takes four, the others one): value i of a tensor starts at
+// state s0 + calls * i * increment, which lets any row range be generated on its own with the same values.
+uint64_t calls_per_value(TensorRole role) {
+  return role == TensorRole::kSsmA || role == TensorRole::kDtBias ? 1 : 4;
+}
+
+// How each tensor is initialised: values [first, first + out.size()) of the tensor. Values follow the shapes
+// of a trained model closely enough that a forward pass neither explodes nor vanishes: projections
+// ~ N(0, 1/in), norm weights near 1 (GGUF norms carry the +1), A_log in log([1,16]) as in the reference
+// init, dt bias = softplus^-1 of dt in [1e-3, 1e-1].
+void fill(const Qwen35Tensor& spec, uint64_t seed, uint64_t first, std::span<float> out) {
+  SplitMix64 rng{(seed ^ name_hash(spec.name)) + calls_per_value(spec.role) * first * 0x9e3779b97f4a7c15ull};
   const double in = static_cast<double>(spec.shape[0]);
   for (float& v : out) {
     switch (spec.role) {
@@ -71,29 +82,44 @@ Status write_synthetic_model(const SyntheticModelOptions& opts) {
   const ModelShape& s = opts.shape;
   QC_TRY(s.validate());
   gguf::Writer w;
-  for (gguf::KeyValue& kv : qwen35_metadata(s, opts.weight_type))
-    w.set(std::move(kv.key), std::move(kv.value));
+  for (gguf::KeyValue& kv : qwen35_metadata(s, opts.mix)) w.set(std::move(kv.key), std::move(kv.value));
   if (opts.extra_metadata) opts.extra_metadata(w);
 
-  // 2-D weights (ssm_alpha/beta included, as llama.cpp's converter does) take the file's weight type.
+  // 2-D weights (ssm_alpha/beta included, as llama.cpp's converter and quantizer do) take the mix's types.
   const std::vector<Qwen35Tensor> specs = qwen35_tensor_layout(s);
-  std::vector<DType> types;
-  for (const Qwen35Tensor& t : specs) {
-    const DType type = t.quantizable() ? opts.weight_type : DType::kF32;
-    types.push_back(type);
-    QC_TRY(w.add_tensor(t.name, ggml_type_id(type), t.shape));
-  }
+  QC_ASSIGN(const std::vector<DType> types, qwen35_tensor_types(s, specs, opts.mix));
+  for (size_t i = 0; i < specs.size(); ++i)
+    QC_TRY(w.add_tensor(specs[i].name, ggml_type_id(types[i]), specs[i].shape));
   QC_TRY(w.begin(opts.out_path));
-  std::vector<float> values;
+  const int threads = opts.n_threads > 0 ? opts.n_threads : default_writer_threads();
   std::vector<uint8_t> bytes;
   for (size_t i = 0; i < specs.size(); ++i) {
     const Qwen35Tensor& t = specs[i];
-    uint64_t n = 1;
-    for (uint64_t d : t.shape) n *= d;
-    values.resize(n);
-    fill(t, opts.seed, values);
-    bytes.resize(dtype_bytes(types[i], n));
-    encode_row(types[i], values.data(), bytes.data(), static_cast<int64_t>(n));
+    const int64_t cols = static_cast<int64_t>(t.shape[0]);
+    int64_t rows = 1;
+    for (size_t d = 1; d < t.shape.size(); ++d) rows *= static_cast<int64_t>(t.shape[d]);
+    const uint64_t row_bytes = dtype_bytes(types[i], static_cast<uint64_t>(cols));
+    bytes.resize(row_bytes * static_cast<uint64_t>(rows));
+    // Each range of rows is generated into its own buffer, at most kBufferValues at a time (one thread
+    // takes a whole tensor, and the 27B embedding table is 5 GB of f32), and encoded straight into the
+    // tensor's bytes.
+    constexpr int64_t kBufferValues = int64_t{1} << 22;  // 16 MiB of f32 per thread
+    const int64_t step = std::max<int64_t>(1, kBufferValues / cols);
+    const Status st = for_row_chunks(rows, threads, [&](int64_t first, int64_t end) -> Status {
+      std::vector<float> values(static_cast<size_t>(std::min(end - first, step) * cols));
+      for (int64_t r0 = first; r0 < end; r0 += step) {
+        const int64_t r1 = std::min(end, r0 + step);
+        const std::span<float> part(values.data(), static_cast<size_t>((r1 - r0) * cols));
+        fill(t, opts.seed, static_cast<uint64_t>(r0 * cols), part);
+        for (int64_t r = r0; r < r1; ++r) {
+          const Status e = encode_values(types[i], part.data() + (r - r0) * cols,
+                                         bytes.data() + static_cast<uint64_t>(r) * row_bytes, cols);
+          if (!e.ok()) return make_error("row " + std::to_string(r) + ": " + e.error().message);
+        }
+      }
+      return Status{};
+    });
+    if (!st.ok()) return make_error(t.name + " (" + dtype_name(types[i]) + "): " + st.error().message);
     QC_TRY(w.write_tensor(t.name, bytes));
     if (opts.progress) opts.progress(i + 1, specs.size(), t.name);
   }

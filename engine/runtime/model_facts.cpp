@@ -10,7 +10,7 @@ namespace {
 // The type holding most of the layers' projection bytes: what "the quantization" of a file means to a
 // user (norms and small vectors stay F32 in every format).
 std::string dominant_weight_type(const ModelWeights& w) {
-  std::array<uint64_t, 4> bytes{};
+  std::array<uint64_t, kDTypeCount> bytes{};  // indexed by DType (K-quant files use all nine)
   auto add = [&](const TensorView& t) {
     if (t.present()) bytes[static_cast<size_t>(t.type)] += t.nbytes();
   };

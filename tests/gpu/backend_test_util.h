@@ -59,7 +59,7 @@ class ModelFiles {
     SyntheticModelOptions o;
     o.shape = backend_test_shape(tied);
     o.seed = 20261202;
-    o.weight_type = type;
+    o.mix = quant_mix_of(type);
     o.out_path = (files.dir_ / ("model-" + key + ".gguf")).string();
     const Status st = write_synthetic_model(o);
     if (!st.ok()) throw std::runtime_error("write_synthetic_model: " + st.error().describe());

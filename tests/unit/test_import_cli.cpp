@@ -36,6 +36,13 @@ ProcessResult run_process(const std::string& args, const test::TempDir& dir) {
   return r;
 }
 
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
 int lines(const std::string& s) {
   int n = 0;
   for (char c : s) n += c == '\n';
@@ -69,7 +76,7 @@ TEST(ImportCli, ConvertsAndReportsErrorsInOneLine) {
   } bad[] = {
       {"", "expected two arguments"},
       {dir.file("nothing") + " " + dir.file("x.gguf"), "config.json"},
-      {dir.file("ckpt") + " " + dir.file("x.gguf") + " --outtype q4_0", "--outtype"},
+      {dir.file("ckpt") + " " + dir.file("x.gguf") + " --outtype q3_k_m", "--outtype: expected one of"},
       {dir.file("ckpt") + " " + dir.file("no/such/dir/x.gguf"), "x.gguf"},
       {dir.file("ckpt") + " " + dir.file("x.gguf") + " --bogus", "bogus"},
   };
@@ -82,6 +89,30 @@ TEST(ImportCli, ConvertsAndReportsErrorsInOneLine) {
   }
   const ProcessResult help = run_process(kConvert + " --help", dir);
   EXPECT_EQ(help.exit_code, 0);
+}
+
+// A K-quant mix from the command line: the file says so in general.file_type, and `qwenchat-cli info` lists
+// its tensors by type (Q4_K for most matrices, Q6_K for the output and the use-more-bits layers' attn_v /
+// attn_qkv / ffn_down, Q5_0 where a 128- or 192-value row is not a whole super-block, F32 vectors).
+TEST(ImportCli, ConvertsToAKQuantMixAndInfoListsItsTypes) {
+  if (!fs::exists(kConvert) || !fs::exists(kCli)) GTEST_SKIP() << "executables not built";
+  test::TempDir dir;
+  test::TinyHfSpec s;
+  s.hidden = 256;
+  s.ff = 512;
+  test::write_hf_checkpoint(dir.file("ckpt"), s, test::make_hf_weights(s));
+  const ProcessResult ok = run_process(
+      kConvert + " " + dir.file("ckpt") + " " + dir.file("m.gguf") + " --outtype Q4_K_M --threads 2", dir);
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  const int status = std::system((kCli + " info --model " + dir.file("m.gguf") + " > " +
+                                  dir.file("info.txt") + " 2> " + dir.file("info.err"))
+                                     .c_str());
+  ASSERT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << read_text(dir.file("info.err"));
+  const std::string info = read_text(dir.file("info.txt"));
+  for (const char* type : {"Q4_K: ", "Q6_K: ", "Q5_0: ", "F32: "})
+    EXPECT_NE(info.find(type), std::string::npos) << type << " in\n" << info;
+  EXPECT_EQ(info.find("Q8_0: "), std::string::npos) << info;
 }
 
 }  // namespace

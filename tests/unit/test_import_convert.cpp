@@ -28,7 +28,7 @@ Result<ConvertSummary> convert(const std::string& in, const std::string& out, DT
   ConvertOptions o;
   o.input_dir = in;
   o.out_path = out;
-  o.import.out_type = type;
+  o.import.mix = quant_mix_of(type);
   o.notice = [notices](const std::string& s) {
     if (notices) notices->push_back(s);
   };
@@ -65,7 +65,7 @@ TEST(ImportConvert, LayoutAndMetadataMatchTheSyntheticGenerator) {
     // The generator's file for the same shape, with a tokenizer, like qwenchat-mkmodel writes it.
     SyntheticModelOptions so;
     so.shape = r->shape;
-    so.weight_type = DType::kF32;
+    so.mix = QuantMix::kF32;
     so.out_path = dir.file("synthetic.gguf");
     const BpeVocab vocab = test::tiny_vocab(300);
     so.extra_metadata = [&](gguf::Writer& w) { write_bpe_vocab_metadata(w, vocab, "x"); };

@@ -103,7 +103,7 @@ TEST(ImportGolden, ConvertedModelsMatchTransformersSlices) {
       ConvertOptions o;
       o.input_dir = dir.file("ckpt");
       o.out_path = dir.file(std::string(kind) + ".gguf");
-      o.import.out_type = std::string(kind) == "f32" ? DType::kF32 : DType::kQ8_0;
+      o.import.mix = std::string(kind) == "f32" ? QuantMix::kF32 : QuantMix::kQ8_0;
       auto r = convert_hf_checkpoint(o);
       ASSERT_TRUE(r.ok()) << r.error().describe();
       auto m = Model::load(o.out_path);

@@ -274,7 +274,7 @@ void check_converted_against_hf(const test::TinyHfSpec& s, DType out_type = DTyp
   ConvertOptions o;
   o.input_dir = dir.file("ckpt");
   o.out_path = dir.file("model.gguf");
-  o.import.out_type = out_type;
+  o.import.mix = quant_mix_of(out_type);
   auto conv = convert_hf_checkpoint(o);
   ASSERT_TRUE(conv.ok()) << conv.error().describe();
   auto model = Model::load(o.out_path);

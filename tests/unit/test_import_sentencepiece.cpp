@@ -77,7 +77,7 @@ Result<ConvertSummary> convert(const std::string& in, const std::string& out,
   ConvertOptions o;
   o.input_dir = in;
   o.out_path = out;
-  o.import.out_type = DType::kF32;
+  o.import.mix = QuantMix::kF32;
   o.notice = [notices](const std::string& s) {
     if (notices) notices->push_back(s);
   };

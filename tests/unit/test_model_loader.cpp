@@ -136,7 +136,7 @@ std::string make_tiny(const test::TempDir& dir, DType type) {
   SyntheticModelOptions o;
   o.shape = *preset_shape("tiny");
   o.seed = 5;
-  o.weight_type = type;
+  o.mix = quant_mix_of(type);
   o.out_path = dir.file("tiny.gguf");
   const Status s = write_synthetic_model(o);
   EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().describe());

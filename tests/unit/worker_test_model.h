@@ -29,7 +29,7 @@ inline Status write_chat_model(const std::string& path, ModelShape shape, uint64
   SyntheticModelOptions o;
   o.shape = shape;
   o.seed = seed;
-  o.weight_type = DType::kQ8_0;
+  o.mix = QuantMix::kQ8_0;
   o.out_path = path;
   o.extra_metadata = [&](gguf::Writer& w) { write_bpe_vocab_metadata(w, vocab, chatml_jinja_template()); };
   return write_synthetic_model(o);
