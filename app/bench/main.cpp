@@ -32,6 +32,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -49,6 +51,8 @@
 #include "gguf/writer.h"
 #include "model/model.h"
 #include "model/presets.h"
+#include "model/quant_mix.h"
+#include "model/qwen35_layout.h"
 #include "model/synthetic.h"
 #include "random_weights.h"
 #include "tokenizer/tokenizer.h"
@@ -77,6 +81,7 @@ struct Options {
   qc::cuda::PrefillWeights prefill_weights = qc::cuda::PrefillWeights::kAuto;
   int prefill_rows = qc::cuda::CudaBackendOptions{}.prefill_rows;
   qc::DType weights = qc::DType::kQ8_0;  // the preset's matrix type
+  std::optional<qc::QuantMix> mix;       // or a mix: each tensor's type as llama.cpp's quantizer picks it
   uint64_t memory_limit = 0;             // --memory-limit GiB (CudaBackendOptions::memory_limit)
 };
 
@@ -97,7 +102,9 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
      "the f16 GEMM's weights: auto (default: resident when a quarter of the card stays free), resident, per-chunk"},
     {"prefill-rows", true, "tokens per prompt chunk (default 1024)"},
     {"memory-limit", true, "GiB of device memory to plan the load against (simulates a smaller card)"},
-    {"weights", true, "the preset's matrix type: q8_0 (default), q4_0, q5_0, q4_k, q5_k, q6_k or f32"},
+    {"weights", true,
+     "the preset's weights: a type (q8_0 default, q4_0, q5_0, q4_k, q5_k, q6_k, f32) or a mix as "
+     "llama-quantize writes it (q4_k_m, q4_k_s, q5_k_m, q5_k_s)"},
     {"help", false, "this text"},
 };
 
@@ -147,8 +154,14 @@ Result<Options> parse(int argc, char** argv, bool* help) {
         found = true;
       }
     }
-    if (!found)
-      return qc::make_error("--weights: unknown \"" + *w + "\": expected q8_0, q4_0, q5_0, q4_k, q5_k, q6_k or f32");
+    if (!found) {
+      auto m = qc::quant_mix_from_name(*w, "--weights");
+      if (!m.ok() || *m == qc::QuantMix::kF16 || *m == qc::QuantMix::kBF16)
+        return qc::make_error("--weights: unknown \"" + *w +
+                              "\": expected q8_0, q4_0, q5_0, q4_k, q5_k, q6_k, f32, q4_k_m, q4_k_s, q5_k_m or q5_k_s");
+      o.mix = *m;
+      o.weights = qc::quant_mix_default_type(*m);
+    }
   }
   if (const auto c = a.get("prefill")) {
     o.prefill.prefill.clear();
@@ -287,11 +300,18 @@ Status Bench::build_model() {
   } else {
     QC_ASSIGN(const qc::ModelShape shape, qc::preset_shape(opt_.preset));
     QC_ASSIGN(const qc::ModelConfig c, preset_config(shape));
-    const qc::ModelWeights described =
-        qc::cuda::describe_generated_weights(c, opt_.weights, shape.tied_embeddings);
+    std::map<std::string, qc::DType> per_tensor;
+    if (opt_.mix) {
+      const std::vector<qc::Qwen35Tensor> layout = qc::qwen35_tensor_layout(shape);
+      QC_ASSIGN(const std::vector<qc::DType> types, qc::qwen35_tensor_types(shape, layout, *opt_.mix));
+      for (size_t i = 0; i < layout.size(); ++i) per_tensor[layout[i].name] = types[i];
+    }
+    const qc::ModelWeights described = qc::cuda::describe_generated_weights(c, opt_.weights, shape.tied_embeddings,
+                                                                            opt_.mix ? &per_tensor : nullptr);
     qc::bench_app::RandomWeights source(20261202);
     QC_ASSIGN(be_, qc::cuda::CudaBackend::create_generated(c, described, source, bo));
-    model_desc_ = "preset " + opt_.preset + " (" + qc::dtype_name(opt_.weights) +
+    model_desc_ = "preset " + opt_.preset + " (" +
+                  (opt_.mix ? std::string(qc::quant_mix_name(*opt_.mix)) : std::string(qc::dtype_name(opt_.weights))) +
                   " weights generated on the GPU): " + c.summary();
   }
   load_s_ = std::chrono::duration<double>(Clock::now() - t).count();

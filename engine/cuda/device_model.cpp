@@ -388,11 +388,15 @@ Result<DeviceModel> layout_model(const ModelConfig& c, const ModelWeights& w, bo
   return m;
 }
 
-ModelWeights describe_generated_weights(const ModelConfig& c, DType t, bool tied) {
+ModelWeights describe_generated_weights(const ModelConfig& c, DType t, bool tied,
+                                        const std::map<std::string, DType>* per_tensor) {
   auto mat = [&](const std::string& name, int64_t rows, int64_t cols) {
     TensorView v;
     v.name = name;
     v.type = t;
+    if (per_tensor) {
+      if (const auto it = per_tensor->find(name); it != per_tensor->end()) v.type = it->second;
+    }
     v.rows = rows;
     v.cols = cols;
     return v;

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,9 @@ Result<DeviceModel> layout_model(const ModelConfig& c, const ModelWeights& w, bo
 
 // Views (names, types, shapes; no data) of a model whose 2-D weights have type `matrix_type` and whose
 // vectors are F32, as llama.cpp's converter writes them: the benchmark generates such weights on the device.
-ModelWeights describe_generated_weights(const ModelConfig& c, DType matrix_type, bool tied_embeddings);
+// `per_tensor`, when given, overrides the matrix type by GGUF name (a mix: model/qwen35_layout.h
+// qwen35_tensor_types), so a Q4_K_M file is described as llama.cpp's quantizer would write it.
+ModelWeights describe_generated_weights(const ModelConfig& c, DType matrix_type, bool tied_embeddings,
+                                        const std::map<std::string, DType>* per_tensor = nullptr);
 
 }  // namespace qc::cuda

@@ -14,6 +14,7 @@
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "model/presets.h"
+#include "model/quant_mix.h"
 #include "model/qwen35_layout.h"
 
 namespace qc::cuda::test {
@@ -41,11 +42,17 @@ ModelConfig preset_config(const std::string& name) {
   return *c;
 }
 
-// llama.cpp's Q4_K_M as far as the memory is concerned: Q4_K matrices, a Q6_K output matrix.
+// The 27B as llama.cpp's quantizer writes a Q4_K_M (model/quant_mix.h: Q4_K, with Q6_K for the output and
+// the use-more-bits layers' attn_v/attn_qkv/ffn_down).
 ModelWeights q4_k_m(const ModelConfig& c) {
-  ModelWeights w = describe_generated_weights(c, DType::kQ4_K, /*tied=*/false);
-  w.output.type = DType::kQ6_K;
-  return w;
+  auto shape = preset_shape("27b");
+  if (!shape.ok()) throw std::runtime_error(shape.error().describe());
+  const std::vector<Qwen35Tensor> layout = qwen35_tensor_layout(*shape);
+  auto types = qwen35_tensor_types(*shape, layout, QuantMix::kQ4_K_M);
+  if (!types.ok()) throw std::runtime_error(types.error().describe());
+  std::map<std::string, DType> per_tensor;
+  for (size_t i = 0; i < layout.size(); ++i) per_tensor[layout[i].name] = (*types)[i];
+  return describe_generated_weights(c, DType::kQ4_K, /*tied=*/false, &per_tensor);
 }
 
 MemoryPlanRequest request(const ModelConfig& c, const ModelWeights& w, int n_ctx, uint64_t card) {
@@ -70,7 +77,9 @@ TEST(CudaMemoryPlan, BlockWeightsTakeTheirFileBytes) {
   auto m = layout_model(c, w, /*have_data=*/false, dry);
   ASSERT_TRUE(m.ok()) << m.error().describe();
   uint64_t file_bytes = 0;
+  int q6 = 0;
   for (const TensorSlot& s : m->slots) {
+    q6 += s.type == DType::kQ6_K ? 1 : 0;
     const uint64_t n = static_cast<uint64_t>(s.rows) * static_cast<uint64_t>(s.cols);
     switch (s.type) {
       case DType::kQ4_K:
@@ -79,11 +88,18 @@ TEST(CudaMemoryPlan, BlockWeightsTakeTheirFileBytes) {
       case DType::kQ6_K:
         file_bytes += n / 256 * 210;
         break;
+      case DType::kQ5_0:
+        file_bytes += n / 32 * 22;
+        break;
+      case DType::kQ8_0:  // the split layout: rows padded to 16 bytes (multiples of 32 here: no padding)
+        file_bytes += n / 32 * 34;
+        break;
       default:
         file_bytes += n * 4;  // vectors, decoded to f32
         break;
     }
   }
+  EXPECT_GT(q6, 2) << "the mix upgrades the output and some layers' attn_qkv/ffn_down to Q6_K";
   EXPECT_GE(dry.bytes(), file_bytes);
   EXPECT_LE(dry.bytes(), file_bytes + m->slots.size() * kAlign);
   std::printf("[ memory   ] 27B as Q4_K_M on the device: %.2f GiB of weights\n",

@@ -215,7 +215,8 @@ step_decode() {
 }
 
 # llama.cpp's block formats (#16): their GPU tests, gemv_block per type and shape, whole-token decode and
-# prefill of the 27B preset in Q4_K and Q6_K, and the 24 GB card of the design case (--memory-limit 24).
+# prefill of the 27B preset as Q4_K_M (llama.cpp's mix, --weights q4_k_m) and Q6_K, and the 24 GB card of
+# the design case (--memory-limit 24).
 step_kquant() {
   [[ -n "$TESTS_BIN" && -n "$DECODE_BIN" && -n "$BENCH_BIN" ]] || { log "kquant: binaries missing"; return 1; }
   local rc=0
@@ -227,13 +228,13 @@ step_kquant() {
   timeout 200 "$BENCH_BIN" --blocks q4_k,q6_k,q5_k,q4_0,q5_0 --quick > "$OUT/kquant_gemv.log" 2>&1 || rc=$?
   sed -n '/==== gemv_block summary/,$p' "$OUT/kquant_gemv.log"
   grep -E "^read ceiling" "$OUT/kquant_gemv.log" | head -4
-  for w in q4_k q6_k; do
+  for w in q4_k_m q6_k; do
     timeout 150 "$DECODE_BIN" --weights "$w" --variants tile --contexts 0,32768 --tokens 32 --prefill 512,2048 \
       --reuse 8000,100 --budget 120 > "$OUT/kquant_decode_$w.log" 2>&1 || rc=$?
     grep -E "^model:|^bytes per token|prefill +[0-9]+ tokens|time to first token|ERROR" "$OUT/kquant_decode_$w.log"
     sed -n '/==== summary/,$p' "$OUT/kquant_decode_$w.log" | head -12
   done
-  timeout 120 "$DECODE_BIN" --weights q4_k --memory-limit 24 --variants tile --contexts 32768 --tokens 16 \
+  timeout 120 "$DECODE_BIN" --weights q4_k_m --memory-limit 24 --variants tile --contexts 32768 --tokens 16 \
     --prefill 2048 --reuse 8000,100 --budget 90 > "$OUT/kquant_24gb.log" 2>&1 || rc=$?
   grep -E "^model:|^loaded|note|prefill +[0-9]+ tokens|ERROR|does not fit" "$OUT/kquant_24gb.log" | head -8
   return $rc
