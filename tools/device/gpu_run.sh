@@ -12,7 +12,7 @@
 #                            json, gtest): added to CMAKE_PREFIX_PATH, PKG_CONFIG_PATH, LD_LIBRARY_PATH
 #   QWENCHAT_GPU_STEPS       steps to run (default: "info build tests bench backend worker decode"; also
 #                            reuse: state reuse + prefill bench, gemm: the prompt path's GEMM bench,
-#                            kquant: the block formats' tests and benchmarks, #16)
+#                            kquant: the block formats' tests and benchmarks, #16: kqtests + kqbench)
 #   QWENCHAT_BENCH_ARGS      extra arguments for qwenchat-gemv-bench (e.g. --quick)
 #   QWENCHAT_DECODE_ARGS     extra arguments for qwenchat-bench (e.g. --quick, --variants tile,hu)
 #   QWENCHAT_DEVICE_JOBS     parallel build jobs (default: all cores; fewer while the GPU trains)
@@ -218,25 +218,44 @@ step_decode() {
 # prefill of the 27B preset as Q4_K_M (llama.cpp's mix, --weights q4_k_m) and Q6_K, and the 24 GB card of
 # the design case (--memory-limit 24).
 step_kquant() {
-  [[ -n "$TESTS_BIN" && -n "$DECODE_BIN" && -n "$BENCH_BIN" ]] || { log "kquant: binaries missing"; return 1; }
+  local rc=0
+  step_kqtests || rc=$?
+  step_kqbench || rc=$?
+  return $rc
+}
+
+# kquant's tests alone (they also run in step tests, which runs every kernel test).
+step_kqtests() {
+  [[ -n "$TESTS_BIN" ]] || { log "kqtests: no test binary"; return 1; }
   local rc=0
   timeout 200 "$TESTS_BIN" --gtest_color=no --gtest_filter='BlockQuant*:KQuantModel*:CudaMemoryPlan*:SmallOps*' \
     > "$OUT/kquant_tests.log" 2>&1 || rc=$?
   grep -E "^\[ distance \]|^\[ memory   \]|^\[==========\] .* ran|^\[  PASSED  \]|^\[  FAILED  \] [A-Za-z]" \
     "$OUT/kquant_tests.log"
   grep -A6 -m4 "Failure$" "$OUT/kquant_tests.log" | cut -c1-300 | head -30
-  timeout 200 "$BENCH_BIN" --blocks q4_k,q6_k,q5_k,q4_0,q5_0 --quick > "$OUT/kquant_gemv.log" 2>&1 || rc=$?
+  return $rc
+}
+
+# kquant's benchmarks: gemv_block per type and shape, whole-token decode and prefill of the 27B preset as
+# Q4_K_M and Q6_K (QWENCHAT_KQ_WEIGHTS), the 24 GB card of the design case.
+step_kqbench() {
+  [[ -n "$DECODE_BIN" && -n "$BENCH_BIN" ]] || { log "kqbench: binaries missing"; return 1; }
+  local rc=0
+  timeout 150 "$BENCH_BIN" --blocks q4_k,q6_k,q5_k,q4_0,q5_0 --quick > "$OUT/kquant_gemv.log" 2>&1 || rc=$?
   sed -n '/==== gemv_block summary/,$p' "$OUT/kquant_gemv.log"
   grep -E "^read ceiling" "$OUT/kquant_gemv.log" | head -4
-  for w in q4_k_m q6_k; do
+  local w
+  for w in ${QWENCHAT_KQ_WEIGHTS:-q4_k_m q6_k}; do
     timeout 150 "$DECODE_BIN" --weights "$w" --variants tile --contexts 0,32768 --tokens 32 --prefill 512,2048 \
       --reuse 8000,100 --budget 120 > "$OUT/kquant_decode_$w.log" 2>&1 || rc=$?
     grep -E "^model:|^bytes per token|prefill +[0-9]+ tokens|time to first token|ERROR" "$OUT/kquant_decode_$w.log"
     sed -n '/==== summary/,$p' "$OUT/kquant_decode_$w.log" | head -12
   done
-  timeout 120 "$DECODE_BIN" --weights q4_k_m --memory-limit 24 --variants tile --contexts 32768 --tokens 16 \
-    --prefill 2048 --reuse 8000,100 --budget 90 > "$OUT/kquant_24gb.log" 2>&1 || rc=$?
-  grep -E "^model:|^loaded|note|prefill +[0-9]+ tokens|ERROR|does not fit" "$OUT/kquant_24gb.log" | head -8
+  if [[ -z "${QWENCHAT_KQ_SKIP_24:-}" ]]; then
+    timeout 120 "$DECODE_BIN" --weights q4_k_m --memory-limit 24 --variants tile --contexts 32768 --tokens 16 \
+      --prefill 2048 --reuse 8000,100 --budget 90 > "$OUT/kquant_24gb.log" 2>&1 || rc=$?
+    grep -E "^model:|^loaded|note|prefill +[0-9]+ tokens|ERROR|does not fit" "$OUT/kquant_24gb.log" | head -8
+  fi
   return $rc
 }
 
