@@ -18,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "block_quant.h"
 
@@ -54,6 +55,15 @@ __device__ __forceinline__ void scale_min_k4(const uint4& h, int j, uint32_t* sc
     *sc = (q(j + 4) & 0xFu) | ((q(j - 4) >> 6) << 4);
     *m = (q(j + 4) >> 4) | ((q(j) >> 6) << 4);
   }
+}
+
+// Sub-block s's scale d1 = d * sc and offset m1 = dmin * m of a Q4_K / Q5_K block whose 16-byte header
+// (d, dmin, the 12 packed scale bytes) is `h`: ggml's d1/m1, each rounded once.
+__device__ __forceinline__ void k4_sub_block(const uint4& h, int s, float* d1, float* m1) {
+  uint32_t sc, m;
+  scale_min_k4(h, s, &sc, &m);
+  *d1 = __fmul_rn(f16_bits(h.x), static_cast<float>(sc));
+  *m1 = __fmul_rn(f16_bits(h.x >> 16), static_cast<float>(m));
 }
 
 }  // namespace bq
@@ -102,10 +112,8 @@ __device__ __forceinline__ void decode_piece<BlockType::kQ4_K>(const uint8_t* b,
   const uint4 h = bq::ld_u128(b);
   const uint8_t* qs = b + 16 + (s >> 1) * 32;
   const uint4 q0 = bq::ld_u128(qs), q1 = bq::ld_u128(qs + 16);
-  uint32_t sc, m;
-  bq::scale_min_k4(h, s, &sc, &m);
-  const float d1 = __fmul_rn(bq::f16_bits(h.x), static_cast<float>(sc));
-  const float m1 = __fmul_rn(bq::f16_bits(h.x >> 16), static_cast<float>(m));
+  float d1, m1;
+  bq::k4_sub_block(h, s, &d1, &m1);
   const int shift = (s & 1) * 4;
 #pragma unroll
   for (int l = 0; l < 32; ++l) {
@@ -120,10 +128,8 @@ __device__ __forceinline__ void decode_piece<BlockType::kQ5_K>(const uint8_t* b,
   const uint4 qh0 = bq::ld_u128(b + 16), qh1 = bq::ld_u128(b + 32);
   const uint8_t* qs = b + 48 + (s >> 1) * 32;
   const uint4 q0 = bq::ld_u128(qs), q1 = bq::ld_u128(qs + 16);
-  uint32_t sc, m;
-  bq::scale_min_k4(h, s, &sc, &m);
-  const float d1 = __fmul_rn(bq::f16_bits(h.x), static_cast<float>(sc));
-  const float m1 = __fmul_rn(bq::f16_bits(h.x >> 16), static_cast<float>(m));
+  float d1, m1;
+  bq::k4_sub_block(h, s, &d1, &m1);
   const int shift = (s & 1) * 4;
 #pragma unroll
   for (int l = 0; l < 32; ++l) {
@@ -157,25 +163,30 @@ __device__ __forceinline__ void decode_piece<BlockType::kQ6_K>(const uint8_t* b,
   }
 }
 
-// Runtime dispatch for the kernels that take the type as an argument (dequantisation, embedding).
-__device__ __forceinline__ void decode_piece_any(BlockType t, const uint8_t* b, int s, float* v) {
+// The one map from a runtime BlockType to the templates: f(std::integral_constant<BlockType, T>{}) for
+// T = t. Host code picks a kernel instantiation with it, device code a decode_piece (the type as an
+// argument: dequantisation, embedding). Every instantiation of f must return the same type.
+#pragma nv_exec_check_disable
+template <class F>
+__host__ __device__ __forceinline__ decltype(auto) with_block_type(BlockType t, F&& f) {
+  using BT = BlockType;
   switch (t) {
-    case BlockType::kQ4_0:
-      decode_piece<BlockType::kQ4_0>(b, s, v);
-      break;
-    case BlockType::kQ5_0:
-      decode_piece<BlockType::kQ5_0>(b, s, v);
-      break;
-    case BlockType::kQ4_K:
-      decode_piece<BlockType::kQ4_K>(b, s, v);
-      break;
-    case BlockType::kQ5_K:
-      decode_piece<BlockType::kQ5_K>(b, s, v);
-      break;
-    case BlockType::kQ6_K:
-      decode_piece<BlockType::kQ6_K>(b, s, v);
-      break;
+    case BT::kQ4_0:
+      return f(std::integral_constant<BT, BT::kQ4_0>{});
+    case BT::kQ5_0:
+      return f(std::integral_constant<BT, BT::kQ5_0>{});
+    case BT::kQ4_K:
+      return f(std::integral_constant<BT, BT::kQ4_K>{});
+    case BT::kQ5_K:
+      return f(std::integral_constant<BT, BT::kQ5_K>{});
+    case BT::kQ6_K:
+    default:
+      return f(std::integral_constant<BT, BT::kQ6_K>{});
   }
+}
+
+__device__ __forceinline__ void decode_piece_any(BlockType t, const uint8_t* b, int s, float* v) {
+  with_block_type(t, [&](auto type) { decode_piece<decltype(type)::value>(b, s, v); });
 }
 
 // Piece `piece` of row `row` (pieces counted along the row).

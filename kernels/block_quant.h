@@ -55,6 +55,12 @@ inline constexpr const char* block_type_name(BlockType t) {
   }
   return "?";
 }
+// Byte offsets of a block's f16 scale fields: d, and dmin (-1 where the format has none). Writers of
+// synthetic blocks (the benchmarks' random weights) set these so every decoded value is finite.
+QC_BLOCK_HD inline constexpr int block_d_offset(BlockType t) { return t == BlockType::kQ6_K ? 208 : 0; }
+QC_BLOCK_HD inline constexpr int block_dmin_offset(BlockType t) {
+  return t == BlockType::kQ4_K || t == BlockType::kQ5_K ? 2 : -1;
+}
 QC_BLOCK_HD inline constexpr size_t block_row_bytes(BlockType t, int64_t cols) {
   return static_cast<size_t>(cols / block_elems(t)) * static_cast<size_t>(block_bytes(t));
 }

@@ -53,23 +53,9 @@ GpuStatus dequant_block_f16(const BlockWeights& w, int row0, int rows, uint16_t*
                  "dequant_block_f16: K-quant weights must start 16-byte aligned");
   const size_t items = static_cast<size_t>(rows) * (w.cols / 32);
   const int grid = static_cast<int>(std::min<size_t>(std::max<size_t>((items + kThreads - 1) / kThreads, 1), 65535u * 4u));
-  switch (w.type) {
-    case BlockType::kQ4_0:
-      dequant_block_f16_kernel<BlockType::kQ4_0><<<grid, kThreads, 0, stream>>>(w, row0, rows, out, ld_out);
-      break;
-    case BlockType::kQ5_0:
-      dequant_block_f16_kernel<BlockType::kQ5_0><<<grid, kThreads, 0, stream>>>(w, row0, rows, out, ld_out);
-      break;
-    case BlockType::kQ4_K:
-      dequant_block_f16_kernel<BlockType::kQ4_K><<<grid, kThreads, 0, stream>>>(w, row0, rows, out, ld_out);
-      break;
-    case BlockType::kQ5_K:
-      dequant_block_f16_kernel<BlockType::kQ5_K><<<grid, kThreads, 0, stream>>>(w, row0, rows, out, ld_out);
-      break;
-    case BlockType::kQ6_K:
-      dequant_block_f16_kernel<BlockType::kQ6_K><<<grid, kThreads, 0, stream>>>(w, row0, rows, out, ld_out);
-      break;
-  }
+  with_block_type(w.type, [&](auto type) {
+    dequant_block_f16_kernel<decltype(type)::value><<<grid, kThreads, 0, stream>>>(w, row0, rows, out, ld_out);
+  });
   QC_CUDA_CHECK(cudaGetLastError());
   return GpuStatus::success();
 }

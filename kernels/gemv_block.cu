@@ -119,24 +119,8 @@ GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
                  "gemv_block: warps_per_row must be 1, 2, 4 or 8, got " + std::to_string(a.warps_per_row));
   const int rows_per_block = kWarps / a.warps_per_row;
   const dim3 grid((a.w.rows + rows_per_block - 1) / rows_per_block);
-  cudaError_t e = cudaErrorInvalidValue;
-  switch (a.w.type) {
-    case BlockType::kQ4_0:
-      e = launch_m<BlockType::kQ4_0>(a, grid, stream);
-      break;
-    case BlockType::kQ5_0:
-      e = launch_m<BlockType::kQ5_0>(a, grid, stream);
-      break;
-    case BlockType::kQ4_K:
-      e = launch_m<BlockType::kQ4_K>(a, grid, stream);
-      break;
-    case BlockType::kQ5_K:
-      e = launch_m<BlockType::kQ5_K>(a, grid, stream);
-      break;
-    case BlockType::kQ6_K:
-      e = launch_m<BlockType::kQ6_K>(a, grid, stream);
-      break;
-  }
+  const cudaError_t e =
+      with_block_type(a.w.type, [&](auto type) { return launch_m<decltype(type)::value>(a, grid, stream); });
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gemv_block_kernel", __FILE__, __LINE__);
   QC_LAUNCH_CHECK("gemv_block_kernel", stream);
   return GpuStatus::success();

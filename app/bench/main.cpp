@@ -26,7 +26,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -103,8 +102,8 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
     {"prefill-rows", true, "tokens per prompt chunk (default 1024)"},
     {"memory-limit", true, "GiB of device memory to plan the load against (simulates a smaller card)"},
     {"weights", true,
-     "the preset's weights: a type (q8_0 default, q4_0, q5_0, q4_k, q5_k, q6_k, f32) or a mix as "
-     "llama-quantize writes it (q4_k_m, q4_k_s, q5_k_m, q5_k_s)"},
+     "the preset's weights as llama-quantize would write the file: q8_0 (default), f32, q4_0, q5_0, q4_k_s, "
+     "q4_k_m, q5_k_s, q5_k_m, q6_k (each tensor's type by llama.cpp's rules)"},
     {"help", false, "this text"},
 };
 
@@ -144,24 +143,14 @@ Result<Options> parse(int argc, char** argv, bool* help) {
   o.only_prefill = a.has("only-prefill");
   QC_ASSIGN(o.memory_limit, a.get_gib("memory-limit", 0.25, 4096.0));
   if (const auto w = a.get("weights")) {
-    bool found = false;
-    for (int i = 0; i < qc::kDTypeCount && !found; ++i) {
-      const auto t = static_cast<qc::DType>(i);
-      std::string name = qc::dtype_name(t);
-      for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      if (name == *w && t != qc::DType::kF16 && t != qc::DType::kBF16) {
-        o.weights = t;
-        found = true;
-      }
-    }
-    if (!found) {
-      auto m = qc::quant_mix_from_name(*w, "--weights");
-      if (!m.ok() || *m == qc::QuantMix::kF16 || *m == qc::QuantMix::kBF16)
-        return qc::make_error("--weights: unknown \"" + *w +
-                              "\": expected q8_0, q4_0, q5_0, q4_k, q5_k, q6_k, f32, q4_k_m, q4_k_s, q5_k_m or q5_k_s");
-      o.mix = *m;
-      o.weights = qc::quant_mix_default_type(*m);
-    }
+    // llama.cpp's file types by name; the plain ones (f32, q8_0) fill every matrix with their type, the
+    // others are generated in llama.cpp's per-tensor mix (quant_mix.h) as a real file of that name would be.
+    QC_ASSIGN(const qc::QuantMix m, qc::quant_mix_from_name(*w, "--weights"));
+    if (m == qc::QuantMix::kF16 || m == qc::QuantMix::kBF16)
+      return qc::make_error("--weights: " + *w + " is not generated on the GPU (f32, q8_0, q4_0, q5_0, q4_k_s, "
+                            "q4_k_m, q5_k_s, q5_k_m, q6_k)");
+    o.weights = qc::quant_mix_default_type(m);
+    if (m != qc::QuantMix::kF32 && m != qc::QuantMix::kQ8_0) o.mix = m;
   }
   if (const auto c = a.get("prefill")) {
     o.prefill.prefill.clear();

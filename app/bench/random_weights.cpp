@@ -4,7 +4,6 @@
 #include <string>
 
 #include "device_fill.h"
-#include "gguf/types.h"
 #include "model/quant.h"
 
 namespace qc::bench_app {
@@ -32,19 +31,19 @@ Status RandomWeights::fill(const cuda::TensorSlot& t, cudaStream_t s) {
       // Random bytes (quants, packed sub-block scales), then each block's f16 scale fields set so a weight
       // is about sd: typical |weight| = d * (sub-scale ~32, or ~64 for Q6_K's signed bytes) * (quant ~8, or
       // ~16 for Q6_K), so d = sd / 256 (sd / 1024 for Q6_K, sd / 4 for Q4_0/Q5_0's single scale).
-      uint64_t elems = 0, bytes = 0;
-      if (!gguf::type_block_size(static_cast<uint32_t>(dtype_gguf_type(t.type)), &elems, &bytes))
-        return make_error("qwenchat-bench: " + t.name + ": no block size for " + dtype_name(t.type));
-      const size_t blocks = n / elems;
+      gpu::BlockType bt{};
+      if (!cuda::block_type(t.type, &bt))
+        return make_error("qwenchat-bench: " + t.name + ": " + dtype_name(t.type) + " is not a block format");
+      const size_t blocks = n / static_cast<size_t>(gpu::block_elems(bt));
+      const int bytes = gpu::block_bytes(bt);
       auto* base = static_cast<uint8_t*>(t.data);
-      fill_int8(reinterpret_cast<int8_t*>(base), blocks * bytes, seed, s);
-      const bool k = elems == 256, q6 = t.type == DType::kQ6_K;
+      fill_int8(reinterpret_cast<int8_t*>(base), blocks * static_cast<size_t>(bytes), seed, s);
+      const bool k = gpu::block_elems(bt) == 256, q6 = bt == gpu::BlockType::kQ6_K;
       const double d = sd / (q6 ? 1024.0 : k ? 256.0 : 4.0);
-      const int d_off = q6 ? 208 : 0;
-      fill_block_scales_f16(base, blocks, static_cast<int>(bytes), d_off, seed ^ 0x5bd1e995ull,
+      fill_block_scales_f16(base, blocks, bytes, gpu::block_d_offset(bt), seed ^ 0x5bd1e995ull,
                             static_cast<float>(0.8 * d), static_cast<float>(1.2 * d), s);
-      if (k && !q6)  // dmin
-        fill_block_scales_f16(base, blocks, static_cast<int>(bytes), 2, seed ^ 0x27d4eb2full,
+      if (gpu::block_dmin_offset(bt) >= 0)
+        fill_block_scales_f16(base, blocks, bytes, gpu::block_dmin_offset(bt), seed ^ 0x27d4eb2full,
                               static_cast<float>(0.8 * d), static_cast<float>(1.2 * d), s);
       break;
     }

@@ -31,10 +31,6 @@ int max_site_rows(const Site& s, int acc) {
   return acc;
 }
 
-double gib(uint64_t b) {
-  return static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0);
-}
-
 }  // namespace
 
 int ctx_bucket(int need, int n_ctx) {

@@ -14,10 +14,6 @@
 namespace qc::cuda {
 namespace {
 
-double gib(uint64_t b) {
-  return static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0);
-}
-
 // Fields that change the captured kernels (all but the MTP settings, which the generator reads).
 bool same_program(const KernelConfig& a, const KernelConfig& b) {
   return a.gemv == b.gemv && a.split_k == b.split_k && a.tile_rows_per_warp == b.tile_rows_per_warp &&

@@ -22,6 +22,10 @@ namespace qc::cuda {
 inline Error cuda_error(cudaError_t e, const char* statement, const char* file, int line) {
   return make_error(gpu::GpuStatus::cuda(e, statement, file, line).describe());
 }
+// Bytes as GiB, for messages ("needs 19.23 GiB").
+inline double gib(uint64_t b) {
+  return static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0);
+}
 inline Status to_status(const gpu::GpuStatus& s) {
   if (s.ok()) return Status::success();
   return make_error(s.describe());

@@ -17,29 +17,6 @@ size_t elem_bytes(DType t) {
   return t == DType::kF32 ? 4 : 2;
 }
 
-// The kernels' name for a block-quantised storage type; false for the others.
-bool block_type(DType t, gpu::BlockType* out) {
-  switch (t) {
-    case DType::kQ4_0:
-      *out = gpu::BlockType::kQ4_0;
-      return true;
-    case DType::kQ5_0:
-      *out = gpu::BlockType::kQ5_0;
-      return true;
-    case DType::kQ4_K:
-      *out = gpu::BlockType::kQ4_K;
-      return true;
-    case DType::kQ5_K:
-      *out = gpu::BlockType::kQ5_K;
-      return true;
-    case DType::kQ6_K:
-      *out = gpu::BlockType::kQ6_K;
-      return true;
-    default:
-      return false;
-  }
-}
-
 gpu::DenseType dense_type(DType t) {
   switch (t) {
     case DType::kF16:
@@ -240,6 +217,28 @@ Status layout_layer(Builder& b, const ModelConfig& c, const LayerWeights& lw, in
 }
 
 }  // namespace
+
+bool block_type(DType t, gpu::BlockType* out) {
+  switch (t) {
+    case DType::kQ4_0:
+      *out = gpu::BlockType::kQ4_0;
+      return true;
+    case DType::kQ5_0:
+      *out = gpu::BlockType::kQ5_0;
+      return true;
+    case DType::kQ4_K:
+      *out = gpu::BlockType::kQ4_K;
+      return true;
+    case DType::kQ5_K:
+      *out = gpu::BlockType::kQ5_K;
+      return true;
+    case DType::kQ6_K:
+      *out = gpu::BlockType::kQ6_K;
+      return true;
+    default:
+      return false;
+  }
+}
 
 uint64_t TensorSlot::device_bytes() const {
   const auto n = static_cast<uint64_t>(rows) * static_cast<uint64_t>(cols);

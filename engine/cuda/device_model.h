@@ -34,6 +34,9 @@ namespace qc::cuda {
 enum class WeightRole : uint8_t { kProjection, kEmbedding, kNorm, kGatedNorm, kSsmA, kDtBias, kConv };
 
 // One tensor of the file and where it goes on the device: what a WeightSource fills.
+// The kernels' name for a block-quantised storage type (Q4_0, Q5_0, Q4_K, Q5_K, Q6_K); false for others.
+bool block_type(DType t, gpu::BlockType* out);
+
 struct TensorSlot {
   enum class Kind : uint8_t { kQ8, kDense, kBlock, kF32Vector };
   const TensorView* src = nullptr;  // the file's tensor; null when the weights are generated on the device

@@ -8,10 +8,6 @@
 namespace qc::cuda {
 namespace {
 
-double gib(uint64_t b) {
-  return static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0);
-}
-
 void add_note(std::string& notes, const std::string& n) {
   notes += (notes.empty() ? "" : "; ") + n;
 }

@@ -354,37 +354,7 @@ GpuStatus Bench::launch_gateup(const TileTuning& t, const Weights& w, int pair, 
 
 // Captures `launches` calls of body(i) in a graph and returns the median replay time (s), or < 0 on error.
 double Bench::graph_time(int launches, const std::function<GpuStatus(int)>& body, std::string& err) {
-  {  // argument check + warm-up outside the graph
-    const GpuStatus st = body(0);
-    const cudaError_t e = st.ok() ? cudaStreamSynchronize(stream_) : cudaSuccess;
-    if (!st.ok() || e != cudaSuccess) {
-      err = st.ok() ? cudaGetErrorString(e) : st.describe();
-      (void)cudaGetLastError();
-      return -1.0;
-    }
-  }
-  cudaGraph_t g = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  BENCH_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < launches && err.empty(); ++i)
-    if (const GpuStatus st = body(i); !st.ok()) err = st.describe();
-  BENCH_CHECK(cudaStreamEndCapture(stream_, &g));
-  if (!err.empty()) {
-    if (g) cudaGraphDestroy(g);
-    (void)cudaGetLastError();
-    return -1.0;
-  }
-  BENCH_CHECK(cudaGraphInstantiate(&exec, g, 0));
-  const double t =
-      time_median(stream_, opt_.quick ? 5 : 9, [&] { BENCH_CHECK(cudaGraphLaunch(exec, stream_)); });
-  BENCH_CHECK(cudaGraphExecDestroy(exec));
-  BENCH_CHECK(cudaGraphDestroy(g));
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) {
-    err = cudaGetErrorString(e);
-    return -1.0;
-  }
-  return t;
+  return qc::bench::graph_time(stream_, opt_.quick ? 5 : 9, launches, body, err);
 }
 
 Result Bench::finish(Result r, double t, int launches, double bytes) const {

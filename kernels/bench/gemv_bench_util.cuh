@@ -2,6 +2,7 @@
 // read ceiling, event timing): the schedule labels and constructors of the engine sweep.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "bench_util.cuh"
@@ -10,6 +11,42 @@
 #define BENCH_CHECK(stmt) QC_BENCH_CHECK(stmt)
 
 namespace qc::bench {
+
+// Median time (seconds) of one CUDA graph of body(0..launches-1) launched `reps` times; a body(0) warm-up
+// outside the graph checks the arguments. -1 with `err` set when a launch or the stream fails.
+inline double graph_time(cudaStream_t stream, int reps, int launches,
+                         const std::function<qc::gpu::GpuStatus(int)>& body, std::string& err) {
+  {
+    const qc::gpu::GpuStatus st = body(0);
+    const cudaError_t e = st.ok() ? cudaStreamSynchronize(stream) : cudaSuccess;
+    if (!st.ok() || e != cudaSuccess) {
+      err = st.ok() ? cudaGetErrorString(e) : st.describe();
+      (void)cudaGetLastError();
+      return -1.0;
+    }
+  }
+  cudaGraph_t g = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  BENCH_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < launches && err.empty(); ++i)
+    if (const qc::gpu::GpuStatus st = body(i); !st.ok()) err = st.describe();
+  BENCH_CHECK(cudaStreamEndCapture(stream, &g));
+  if (!err.empty()) {
+    if (g) cudaGraphDestroy(g);
+    (void)cudaGetLastError();
+    return -1.0;
+  }
+  BENCH_CHECK(cudaGraphInstantiate(&exec, g, 0));
+  const double t = time_median(stream, reps, [&] { BENCH_CHECK(cudaGraphLaunch(exec, stream)); });
+  BENCH_CHECK(cudaGraphExecDestroy(exec));
+  BENCH_CHECK(cudaGraphDestroy(g));
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) {
+    err = cudaGetErrorString(e);
+    return -1.0;
+  }
+  return t;
+}
 
 // "e2 C8 R1 c4 S4 g1 t2" (engine 2: consumer warps, rows per warp, chunk, stages, blocks per SM, trigger),
 // "e3 W8 R1 U8 g2 t2", "e1 R1 U4 b4"; "auto" for the launcher's choice.

@@ -14,6 +14,7 @@
 
 #include "block_quant.h"
 #include "gemv_block.h"
+#include "gemv_bench_util.cuh"
 
 namespace qc::bench {
 
@@ -32,13 +33,13 @@ struct BlockResult {
   std::string error;
 };
 
-// Scale fields of each format: d (and dmin) at these byte offsets of a block.
+// Random bytes with each block's f16 scale fields (block_d_offset, block_dmin_offset) made small and finite.
 inline void fill_block_matrix(uint8_t* p, size_t blocks, qc::gpu::BlockType t, uint64_t seed) {
   const int bb = qc::gpu::block_bytes(t);
   fill(fill_bytes, reinterpret_cast<uint32_t*>(p), blocks * bb / 4, seed);
-  const bool k = qc::gpu::block_elems(t) == 256, q6 = t == qc::gpu::BlockType::kQ6_K;
-  fill(fill_block_scales, p, blocks, bb, q6 ? 208 : 0, seed + 1, 1e-4f, 2e-4f);
-  if (k && !q6) fill(fill_block_scales, p, blocks, bb, 2, seed + 2, 1e-4f, 2e-4f);
+  fill(fill_block_scales, p, blocks, bb, qc::gpu::block_d_offset(t), seed + 1, 1e-4f, 2e-4f);
+  if (qc::gpu::block_dmin_offset(t) >= 0)
+    fill(fill_block_scales, p, blocks, bb, qc::gpu::block_dmin_offset(t), seed + 2, 1e-4f, 2e-4f);
 }
 
 // Times gemv_block for every type in `types`, shape and M; prints as it goes.
@@ -73,22 +74,10 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
           return qc::gpu::gemv_block(a, stream);
         };
         const int L = std::clamp(static_cast<int>(std::ceil(1.5e-3 / (bytes / 3.0e12))), 4, 256);
-        cudaGraph_t g = nullptr;
-        cudaGraphExec_t exec = nullptr;
-        if (const auto st = launch(0, false); !st.ok()) {
-          r.error = st.describe();
-        } else {
-          BENCH_CHECK(cudaStreamSynchronize(stream));
-          BENCH_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-          for (int i = 0; i < L; ++i) (void)launch(i, true);
-          BENCH_CHECK(cudaStreamEndCapture(stream, &g));
-          BENCH_CHECK(cudaGraphInstantiate(&exec, g, 0));
-          const double sec =
-              time_median(stream, quick ? 5 : 9, [&] { BENCH_CHECK(cudaGraphLaunch(exec, stream)); }) / L;
-          BENCH_CHECK(cudaGraphExecDestroy(exec));
-          BENCH_CHECK(cudaGraphDestroy(g));
-          r.us = sec * 1e6;
-          r.gbs = bytes / sec / 1e9;
+        const double t = graph_time(stream, quick ? 5 : 9, L, [&](int i) { return launch(i, i > 0); }, r.error);
+        if (t > 0) {
+          r.us = t / L * 1e6;
+          r.gbs = bytes / (t / L) / 1e9;
           r.pct = ceiling_gbs > 0 ? 100.0 * r.gbs / ceiling_gbs : 0.0;
         }
         if (r.error.empty())
