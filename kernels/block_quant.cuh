@@ -163,6 +163,117 @@ __device__ __forceinline__ void decode_piece<BlockType::kQ6_K>(const uint8_t* b,
   }
 }
 
+// A piece as integers for the dp4a GEMV: word i holds values 4i..4i+3 as signed bytes (low byte first,
+// the order of the quantised activations' words), and value l = (l < 16 ? a0 : a1) * q_l - mn with the
+// reference's factors rounded as it rounds them (a0 == a1 except for Q6_K's two sub-scales; mn = 0 except
+// for Q4_K / Q5_K). So sum_l w_l x_l = a0 * dot(q[0..3], x) + a1 * dot(q[4..7], x) - mn * sum(x), with the
+// dot products exact in integers.
+struct IntPiece {
+  int q[8];
+  float a0, a1, mn;
+};
+
+namespace bq {
+// Bits 0..3 of x to bit 4 of bytes 0..3 (Q5_0's fifth bit).
+__device__ __forceinline__ uint32_t spread4_to_bit4(uint32_t x) {
+  return ((x & 1u) << 4) | ((x & 2u) << 11) | ((x & 4u) << 18) | ((x & 8u) << 25);
+}
+__device__ __forceinline__ uint32_t word_u16(const uint32_t* w16, int i) { return w16[2 * i] | (w16[2 * i + 1] << 16); }
+__device__ __forceinline__ uint32_t word_of(const uint4& v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+}  // namespace bq
+
+template <BlockType T>
+__device__ __forceinline__ void int_piece(const uint8_t* b, int s, IntPiece& p);
+
+template <>
+__device__ __forceinline__ void int_piece<BlockType::kQ4_0>(const uint8_t* b, int, IntPiece& p) {
+  uint32_t w[9];
+#pragma unroll
+  for (int i = 0; i < 9; ++i) w[i] = bq::ld_u16(b + 2 * i);
+  p.a0 = p.a1 = bq::f16_bits(w[0]);
+  p.mn = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t qs = bq::word_u16(w + 1, i);
+    p.q[i] = static_cast<int>(__vsub4(qs & 0x0F0F0F0Fu, 0x08080808u));
+    p.q[i + 4] = static_cast<int>(__vsub4((qs >> 4) & 0x0F0F0F0Fu, 0x08080808u));
+  }
+}
+
+template <>
+__device__ __forceinline__ void int_piece<BlockType::kQ5_0>(const uint8_t* b, int, IntPiece& p) {
+  uint32_t w[11];
+#pragma unroll
+  for (int i = 0; i < 11; ++i) w[i] = bq::ld_u16(b + 2 * i);
+  p.a0 = p.a1 = bq::f16_bits(w[0]);
+  p.mn = 0.0f;
+  const uint32_t qh = w[1] | (w[2] << 16);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t qs = bq::word_u16(w + 3, i);
+    p.q[i] = static_cast<int>(__vsub4((qs & 0x0F0F0F0Fu) | bq::spread4_to_bit4(qh >> (4 * i)), 0x10101010u));
+    p.q[i + 4] =
+        static_cast<int>(__vsub4(((qs >> 4) & 0x0F0F0F0Fu) | bq::spread4_to_bit4(qh >> (16 + 4 * i)), 0x10101010u));
+  }
+}
+
+template <>
+__device__ __forceinline__ void int_piece<BlockType::kQ4_K>(const uint8_t* b, int s, IntPiece& p) {
+  const uint4 h = bq::ld_u128(b);
+  const uint8_t* qs = b + 16 + (s >> 1) * 32;
+  const uint4 q0 = bq::ld_u128(qs), q1 = bq::ld_u128(qs + 16);
+  bq::k4_sub_block(h, s, &p.a0, &p.mn);
+  p.a1 = p.a0;
+  const int shift = (s & 1) * 4;
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    p.q[i] = static_cast<int>((bq::word_of(i < 4 ? q0 : q1, i & 3) >> shift) & 0x0F0F0F0Fu);
+}
+
+template <>
+__device__ __forceinline__ void int_piece<BlockType::kQ5_K>(const uint8_t* b, int s, IntPiece& p) {
+  const uint4 h = bq::ld_u128(b);
+  const uint4 qh0 = bq::ld_u128(b + 16), qh1 = bq::ld_u128(b + 32);
+  const uint8_t* qs = b + 48 + (s >> 1) * 32;
+  const uint4 q0 = bq::ld_u128(qs), q1 = bq::ld_u128(qs + 16);
+  bq::k4_sub_block(h, s, &p.a0, &p.mn);
+  p.a1 = p.a0;
+  const int shift = (s & 1) * 4;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const uint32_t lo = (bq::word_of(i < 4 ? q0 : q1, i & 3) >> shift) & 0x0F0F0F0Fu;
+    const uint32_t hi = ((bq::word_of(i < 4 ? qh0 : qh1, i & 3) >> s) & 0x01010101u) << 4;
+    p.q[i] = static_cast<int>(lo | hi);
+  }
+}
+
+template <>
+__device__ __forceinline__ void int_piece<BlockType::kQ6_K>(const uint8_t* b, int s, IntPiece& p) {
+  const int half = s >> 2, sub = s & 3;
+  const uint8_t* ql = b + half * 64 + (sub & 1) * 32;
+  const uint8_t* qh = b + 128 + half * 32;
+  uint32_t wl[16], wh[16];
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    wl[i] = bq::ld_u16(ql + 2 * i);
+    wh[i] = bq::ld_u16(qh + 2 * i);
+  }
+  const uint32_t sc2 = bq::ld_u16(b + 192 + half * 8 + 2 * sub);
+  const float d = bq::f16_bits(bq::ld_u16(b + 208));
+  p.a0 = __fmul_rn(d, static_cast<float>(static_cast<int8_t>(sc2 & 0xffu)));
+  p.a1 = __fmul_rn(d, static_cast<float>(static_cast<int8_t>(sc2 >> 8)));
+  p.mn = 0.0f;
+  const int nib = (sub >> 1) * 4, hs = 2 * sub;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const uint32_t lo = (bq::word_u16(wl, i) >> nib) & 0x0F0F0F0Fu;
+    const uint32_t hi = ((bq::word_u16(wh, i) >> hs) & 0x03030303u) << 4;
+    p.q[i] = static_cast<int>(__vsub4(lo | hi, 0x20202020u));
+  }
+}
+
 // The one map from a runtime BlockType to the templates: f(std::integral_constant<BlockType, T>{}) for
 // T = t. Host code picks a kernel instantiation with it, device code a decode_piece (the type as an
 // argument: dequantisation, embedding). Every instantiation of f must return the same type.

@@ -4,9 +4,11 @@
 // the 32 weights into registers and runs an FMA chain over them for each of the M token rows. Per lane
 // the pieces go in ascending k, then warp_sum, then the row's warps in ascending order: deterministic.
 //
-// What it costs (first version, #16): the activations are f32 and read from L1 per piece, 128 bytes per
-// token per 32 weights against 16-26 bytes of weights from DRAM, so M = 4 is L1-bound; an int8-activation
-// (dp4a) form like ggml's MMVQ is the next step where the benchmark says so (docs/PERFORMANCE.md).
+// What it costs: the f32 form decodes every weight to a float and runs an FMA per weight and token (~7
+// instructions per weight: issue-bound well below the memory floor on a 27B) and reads 128 bytes of
+// activations per token per 32 weights from L1. The quantised forms (kH, kHL) work on the quants as
+// integers, 8 dp4a per piece and word (+8 for the activation sum of Q4_K/Q5_K's min) and one float
+// multiply-add per piece, and read 32 (h) or 64 (hl) activation bytes per token per piece.
 #include "block_quant.cuh"
 #include "common.cuh"
 #include "gemv_block.h"
@@ -75,17 +77,123 @@ __global__ void __launch_bounds__(kThreads) gemv_block_kernel(const GemvBlockArg
   }
 }
 
+// The quantised-activation form: same schedule and summation order as above, a piece's contribution
+// computed in integers (IntPiece) and added once per piece.
+template <BlockType T, int M, bool HL>
+__global__ void __launch_bounds__(kThreads) gemv_block_q_kernel(const GemvBlockArgs a) {
+  __shared__ float part[M][kWarps];
+  pdl_wait();
+  pdl_trigger();
+  constexpr int P = block_pieces(T);
+  constexpr bool kMin = T == BlockType::kQ4_K || T == BlockType::kQ5_K;
+  constexpr bool kTwoScales = T == BlockType::kQ6_K;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int wpr = a.warps_per_row;
+  const int row = blockIdx.x * (kWarps / wpr) + warp / wpr;
+  const int piece0 = warp % wpr;
+  float acc[M];
+#pragma unroll
+  for (int m = 0; m < M; ++m) acc[m] = 0.0f;
+  if (row < a.w.rows) {
+    const uint8_t* wrow = a.w.data + static_cast<size_t>(row) * a.w.row_bytes();
+    const int pieces = a.w.cols / 32;
+    for (int p = piece0 * 32 + lane; p < pieces; p += 32 * wpr) {
+      IntPiece w;
+      int_piece<T>(wrow + static_cast<size_t>(p / P) * block_bytes(T), p % P, w);
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        // Per word pair: dot of the quants with hi (and lo), and the sum of hi (and lo) for the min term.
+        const int4* xh = reinterpret_cast<const int4*>(a.xq.hi + static_cast<size_t>(m) * a.xq.ld + p * 32);
+        const int4 h0 = __ldg(xh), h1 = __ldg(xh + 1);
+        int d0 = __dp4a(w.q[0], h0.x, 0), d1 = __dp4a(w.q[4], h1.x, 0), sx = 0;
+        d0 = __dp4a(w.q[1], h0.y, d0);
+        d0 = __dp4a(w.q[2], h0.z, d0);
+        d0 = __dp4a(w.q[3], h0.w, d0);
+        d1 = __dp4a(w.q[5], h1.y, d1);
+        d1 = __dp4a(w.q[6], h1.z, d1);
+        d1 = __dp4a(w.q[7], h1.w, d1);
+        if constexpr (kMin) {
+          sx = __dp4a(0x01010101, h0.x, __dp4a(0x01010101, h0.y, __dp4a(0x01010101, h0.z, __dp4a(0x01010101, h0.w, 0))));
+          sx = __dp4a(0x01010101, h1.x, __dp4a(0x01010101, h1.y, __dp4a(0x01010101, h1.z, __dp4a(0x01010101, h1.w, sx))));
+        }
+        if constexpr (HL) {
+          // hi + lo / 127 as one integer: 127 hi + lo (|.| <= 16256 per value; a piece's sums stay below 2^24,
+          // so their float conversions below are exact).
+          const int4* xl = reinterpret_cast<const int4*>(a.xq.lo + static_cast<size_t>(m) * a.xq.ld + p * 32);
+          const int4 l0 = __ldg(xl), l1 = __ldg(xl + 1);
+          int e0 = __dp4a(w.q[0], l0.x, 0), e1 = __dp4a(w.q[4], l1.x, 0);
+          e0 = __dp4a(w.q[1], l0.y, e0);
+          e0 = __dp4a(w.q[2], l0.z, e0);
+          e0 = __dp4a(w.q[3], l0.w, e0);
+          e1 = __dp4a(w.q[5], l1.y, e1);
+          e1 = __dp4a(w.q[6], l1.z, e1);
+          e1 = __dp4a(w.q[7], l1.w, e1);
+          d0 = 127 * d0 + e0;
+          d1 = 127 * d1 + e1;
+          if constexpr (kMin) {
+            int sl = __dp4a(0x01010101, l0.x, __dp4a(0x01010101, l0.y, __dp4a(0x01010101, l0.z, __dp4a(0x01010101, l0.w, 0))));
+            sl = __dp4a(0x01010101, l1.x, __dp4a(0x01010101, l1.y, __dp4a(0x01010101, l1.z, __dp4a(0x01010101, l1.w, sl))));
+            sx = 127 * sx + sl;
+          }
+        }
+        float v = kTwoScales ? __fmaf_rn(w.a1, static_cast<float>(d1), __fmul_rn(w.a0, static_cast<float>(d0)))
+                             : __fmul_rn(w.a0, static_cast<float>(d0 + d1));
+        if constexpr (kMin) v = __fmaf_rn(-w.mn, static_cast<float>(sx), v);
+        float unit = __ldg(a.xq.scale + static_cast<size_t>(m) * a.xq.ld_scale + p);
+        if constexpr (HL) unit = __fmul_rn(unit, 1.0f / 127.0f);
+        acc[m] = __fmaf_rn(unit, v, acc[m]);
+      }
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < M; ++m) acc[m] = warp_sum(acc[m]);
+  if (wpr > 1) {
+    if (lane == 0) {
+#pragma unroll
+      for (int m = 0; m < M; ++m) part[m][warp] = acc[m];
+    }
+    __syncthreads();
+    if (piece0 == 0) {
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        float s = part[m][warp];
+        for (int q = 1; q < wpr; ++q) s = __fadd_rn(s, part[m][warp + q]);
+        acc[m] = s;
+      }
+    }
+  }
+  if (piece0 == 0 && row < a.w.rows && lane < M) {
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+      if (lane == m)
+        a.y[m * a.ld_y + row] = a.residual ? __fadd_rn(acc[m], a.residual[m * a.ld_residual + row]) : acc[m];
+  }
+}
+
+template <BlockType T, int M>
+cudaError_t launch_form(const GemvBlockArgs& a, dim3 grid, cudaStream_t s) {
+  switch (a.format) {
+    case ActFormat::kH:
+      return launch_kernel(gemv_block_q_kernel<T, M, false>, grid, dim3(kThreads), 0, s, a.pdl, a);
+    case ActFormat::kHL:
+      return launch_kernel(gemv_block_q_kernel<T, M, true>, grid, dim3(kThreads), 0, s, a.pdl, a);
+    case ActFormat::kF32:
+    default:
+      return launch_kernel(gemv_block_kernel<T, M>, grid, dim3(kThreads), 0, s, a.pdl, a);
+  }
+}
+
 template <BlockType T>
 cudaError_t launch_m(const GemvBlockArgs& a, dim3 grid, cudaStream_t s) {
   switch (a.m) {
     case 1:
-      return launch_kernel(gemv_block_kernel<T, 1>, grid, dim3(kThreads), 0, s, a.pdl, a);
+      return launch_form<T, 1>(a, grid, s);
     case 2:
-      return launch_kernel(gemv_block_kernel<T, 2>, grid, dim3(kThreads), 0, s, a.pdl, a);
+      return launch_form<T, 2>(a, grid, s);
     case 3:
-      return launch_kernel(gemv_block_kernel<T, 3>, grid, dim3(kThreads), 0, s, a.pdl, a);
+      return launch_form<T, 3>(a, grid, s);
     default:
-      return launch_kernel(gemv_block_kernel<T, 4>, grid, dim3(kThreads), 0, s, a.pdl, a);
+      return launch_form<T, 4>(a, grid, s);
   }
 }
 
@@ -93,16 +201,28 @@ cudaError_t launch_m(const GemvBlockArgs& a, dim3 grid, cudaStream_t s) {
 
 GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
   GemvBlockArgs a = in;
-  QC_GPU_REQUIRE(a.w.data && a.x && a.y, "gemv_block: w, x and y must be non-null");
+  QC_GPU_REQUIRE(a.w.data && a.y, "gemv_block: w and y must be non-null");
   QC_GPU_REQUIRE(a.w.rows > 0 && a.w.cols > 0,
                  "gemv_block: empty matrix " + std::to_string(a.w.rows) + " x " + std::to_string(a.w.cols));
   QC_GPU_REQUIRE(a.w.cols % block_elems(a.w.type) == 0,
                  std::string("gemv_block: K must be a multiple of the ") + block_type_name(a.w.type) +
                      " block (" + std::to_string(block_elems(a.w.type)) + "), got " + std::to_string(a.w.cols));
   QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "gemv_block: M must be in [1, 4], got " + std::to_string(a.m));
-  QC_GPU_REQUIRE(a.ld_x >= a.w.cols && a.ld_x % 4 == 0 && aligned16(a.x),
-                 "gemv_block: x must be 16-byte aligned with ld_x a multiple of 4 and >= K=" +
-                     std::to_string(a.w.cols) + ", got ld_x=" + std::to_string(a.ld_x));
+  if (a.format == ActFormat::kF32) {
+    QC_GPU_REQUIRE(a.x && a.ld_x >= a.w.cols && a.ld_x % 4 == 0 && aligned16(a.x),
+                   "gemv_block: x must be 16-byte aligned with ld_x a multiple of 4 and >= K=" +
+                       std::to_string(a.w.cols) + ", got ld_x=" + std::to_string(a.ld_x));
+  } else {
+    const bool hl = a.format == ActFormat::kHL;
+    QC_GPU_REQUIRE(a.xq.hi && a.xq.scale && (!hl || a.xq.lo),
+                   std::string("gemv_block: format ") + (hl ? "hl needs xq.hi, xq.lo" : "h needs xq.hi") +
+                       " and xq.scale");
+    QC_GPU_REQUIRE(a.xq.ld >= a.w.cols && a.xq.ld % 16 == 0 && aligned16(a.xq.hi) && (!hl || aligned16(a.xq.lo)),
+                   "gemv_block: quantised activations need 16-byte aligned rows with ld a multiple of 16 and >= K=" +
+                       std::to_string(a.w.cols) + ", got ld=" + std::to_string(a.xq.ld));
+    QC_GPU_REQUIRE(a.xq.ld_scale >= a.w.cols / 32,
+                   "gemv_block: xq.ld_scale must be >= K/32=" + std::to_string(a.w.cols / 32));
+  }
   QC_GPU_REQUIRE(a.ld_y >= a.w.rows, "gemv_block: ld_y must be >= N=" + std::to_string(a.w.rows));
   QC_GPU_REQUIRE(!a.residual || a.ld_residual >= a.w.rows,
                  "gemv_block: ld_residual must be >= N=" + std::to_string(a.w.rows));

@@ -1,21 +1,28 @@
-// GEMV for block-quantised weights (block_quant.h: Q4_0, Q5_0, Q4_K, Q5_K, Q6_K as the file stores them)
-// with f32 activations: y[m][n] = sum_k W[n][k] * x[m][k] (+ residual), M <= 4, W read once for all M.
-// The weights are dequantised in registers exactly as the CPU reference does (block_quant.cuh), so the
-// result differs from the reference's by the f32 summation order only.
+// GEMV for block-quantised weights (block_quant.h: Q4_0, Q5_0, Q4_K, Q5_K, Q6_K as the file stores them):
+// y[m][n] = sum_k W[n][k] * x[m][k] (+ residual), M <= 4, W read once for all M. Two activation forms:
+// - kF32 (x): the weights dequantised in registers exactly as the CPU reference does (block_quant.cuh), an
+//   f32 FMA chain per weight; the result differs from the reference's by the f32 summation order only.
+// - kH / kHL (xq, the quantised words the Q8_0 GEMVs read, layout.h): per 32-weight piece the integer dot
+//   products of the weights' quants with the activation words (dp4a), scaled by the piece's factors
+//   (block_quant.cuh IntPiece): ~1.5 instructions per weight instead of ~7, as llama.cpp's MMVQ does. The
+//   weights are still exactly the reference's; the activations carry the format's error (kHL: <= s/254).
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include "block_quant.h"
 #include "layout.h"
+#include "qwenchat/kernel_config.h"
 #include "status.h"
 
 namespace qc::gpu {
 
 struct GemvBlockArgs {
   BlockWeights w{};
-  const float* x = nullptr;  // [M][ld_x], 16-byte aligned rows
+  ActFormat format = ActFormat::kF32;
+  const float* x = nullptr;  // kF32: [M][ld_x], 16-byte aligned rows
   int ld_x = 0;              // multiple of 4, >= K
+  QActIn xq{};               // kH (hi, scale) / kHL (hi, lo, scale): ld >= K, 16-byte aligned rows
   float* y = nullptr;        // [M][ld_y]
   int ld_y = 0;
   const float* residual = nullptr;  // optional, may alias y

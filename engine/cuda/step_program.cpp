@@ -140,10 +140,15 @@ Status StepProgram::site(Run& r, const char* label, const Site& s, const QBuf& i
       g.pdl = r.pdl;
       QC_TRY(r.call(label, [&] { return gpu::gemv_q8(g, r.s); }));
     } else if (lin.format == Linear::Format::kBlock) {
+      // The quantised activations the Q8_0 GEMVs read, when the variant has them (dp4a form); deq: f32.
       gpu::GemvBlockArgs g;
       g.w = lin.blocks;
       g.x = in.f;
       g.ld_x = in.ld_f;
+      if (r.quant && in.hi) {
+        g.format = r.hl ? ActFormat::kHL : ActFormat::kH;
+        g.xq = in.in();
+      }
       g.y = y + lin.out_offset;
       g.ld_y = ld_y;
       g.residual = residual ? residual + lin.out_offset : nullptr;

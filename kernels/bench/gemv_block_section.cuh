@@ -1,5 +1,5 @@
 // qwenchat-gemv-bench --blocks TYPES: gemv_block (llama.cpp's block formats, #16) on the 27B shapes,
-// M = 1..4, each point L launches over rotated weight copies (>= 256 MB, so L2 never holds a matrix)
+// M = 1..4, in its activation forms hl (dp4a on the words decode uses by default), h and f32; each point L launches over rotated weight copies (>= 256 MB, so L2 never holds a matrix)
 // captured in a CUDA graph with programmatic dependent launch (what decode runs), median of replays;
 // GB/s counts the bytes the file holds for the matrix (rows x blocks x block bytes), against the read
 // ceiling measured in the same run. Random bytes with finite f16 scale fields: the kernel's time does
@@ -27,7 +27,7 @@ inline const BlockShape kBlockShapes[] = {{"ffn gate/up", 5120, 17408}, {"ffn do
                                           {"attn q+gate", 5120, 12288}, {"lm_head", 5120, 248320}};
 
 struct BlockResult {
-  std::string type, shape;
+  std::string type, shape, form;
   int m = 1;
   double us = 0, gbs = 0, pct = 0;
   std::string error;
@@ -46,10 +46,22 @@ inline void fill_block_matrix(uint8_t* p, size_t blocks, qc::gpu::BlockType t, u
 inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockType>& types, cudaStream_t stream,
                                               double ceiling_gbs, bool quick) {
   std::vector<BlockResult> out;
-  float *x = nullptr, *y = nullptr;
-  BENCH_CHECK(cudaMalloc(&x, sizeof(float) * 4 * 17408));
+  constexpr int kMaxK = 17408;
+  float *x = nullptr, *y = nullptr, *scale = nullptr;
+  int8_t *hi = nullptr, *lo = nullptr;
+  BENCH_CHECK(cudaMalloc(&x, sizeof(float) * 4 * kMaxK));
   BENCH_CHECK(cudaMalloc(&y, sizeof(float) * 4 * 248320));
-  fill(fill_normal, x, size_t{4} * 17408, uint64_t{91}, 0.0f, 1.0f);
+  BENCH_CHECK(cudaMalloc(&hi, size_t{4} * kMaxK));
+  BENCH_CHECK(cudaMalloc(&lo, size_t{4} * kMaxK));
+  BENCH_CHECK(cudaMalloc(&scale, sizeof(float) * 4 * (kMaxK / 32)));
+  fill(fill_normal, x, size_t{4} * kMaxK, uint64_t{91}, 0.0f, 1.0f);
+  fill(fill_bytes, reinterpret_cast<uint32_t*>(hi), size_t{kMaxK}, uint64_t{92});
+  fill(fill_bytes, reinterpret_cast<uint32_t*>(lo), size_t{kMaxK}, uint64_t{93});
+  fill(fill_normal, scale, size_t{4} * (kMaxK / 32), uint64_t{94}, 0.0f, 0.01f);
+  const struct {
+    const char* name;
+    qc::ActFormat f;
+  } forms[] = {{"hl", qc::ActFormat::kHL}, {"h", qc::ActFormat::kH}, {"f32", qc::ActFormat::kF32}};
   for (const qc::gpu::BlockType t : types) {
     for (const BlockShape& s : kBlockShapes) {
       const size_t row = qc::gpu::block_row_bytes(t, s.k), bytes = row * static_cast<size_t>(s.n);
@@ -60,13 +72,16 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
       BENCH_CHECK(cudaDeviceSynchronize());
       std::printf("\n== %s %s: K=%d -> N=%d, %.1f MB, %d copies ==\n", qc::gpu::block_type_name(t), s.name, s.k,
                   s.n, bytes / 1e6, copies);
+      for (const auto& form : forms)
       for (int m = 1; m <= 4; ++m) {
-        BlockResult r{qc::gpu::block_type_name(t), s.name, m, 0, 0, 0, {}};
+        BlockResult r{qc::gpu::block_type_name(t), s.name, form.name, m, 0, 0, 0, {}};
         auto launch = [&](int i, bool pdl) {
           qc::gpu::GemvBlockArgs a;
           a.w = qc::gpu::BlockWeights{w + static_cast<size_t>(i % copies) * bytes, t, s.n, s.k};
+          a.format = form.f;
           a.x = x;
           a.ld_x = s.k;
+          a.xq = qc::gpu::QActIn{hi, lo, scale, s.k, s.k / 32};
           a.y = y;
           a.ld_y = s.n;
           a.m = m;
@@ -81,24 +96,27 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
           r.pct = ceiling_gbs > 0 ? 100.0 * r.gbs / ceiling_gbs : 0.0;
         }
         if (r.error.empty())
-          std::printf("  M=%d %9.2f us %7.0f GB/s %5.1f%%\n", m, r.us, r.gbs, r.pct);
+          std::printf("  %-3s M=%d %9.2f us %7.0f GB/s %5.1f%%\n", form.name, m, r.us, r.gbs, r.pct);
         else
-          std::printf("  M=%d ERROR %s\n", m, r.error.c_str());
+          std::printf("  %-3s M=%d ERROR %s\n", form.name, m, r.error.c_str());
         out.push_back(r);
       }
       BENCH_CHECK(cudaFree(w));
     }
   }
   std::printf("\n==== gemv_block summary: GB/s (%% of the read ceiling %.0f GB/s), graph+PDL ====\n", ceiling_gbs);
-  std::printf("%-5s %-13s %14s %14s %14s %14s\n", "type", "shape", "M=1", "M=2", "M=3", "M=4");
+  std::printf("%-5s %-13s %-4s %14s %14s %14s %14s\n", "type", "shape", "form", "M=1", "M=2", "M=3", "M=4");
   for (size_t i = 0; i < out.size(); i += 4) {
-    std::printf("%-5s %-13s", out[i].type.c_str(), out[i].shape.c_str());
+    std::printf("%-5s %-13s %-4s", out[i].type.c_str(), out[i].shape.c_str(), out[i].form.c_str());
     for (size_t j = i; j < i + 4 && j < out.size(); ++j)
       std::printf(" %7.0f (%3.0f%%)", out[j].gbs, out[j].pct);
     std::printf("\n");
   }
   BENCH_CHECK(cudaFree(x));
   BENCH_CHECK(cudaFree(y));
+  BENCH_CHECK(cudaFree(hi));
+  BENCH_CHECK(cudaFree(lo));
+  BENCH_CHECK(cudaFree(scale));
   return out;
 }
 

@@ -2,7 +2,8 @@
 // - Kernels against the CPU reference's dequantize_row (engine/model/kquant.h, checked against ggml there):
 //   the embedding lookup and the prompt path's f16 dequantisation give its values bit for bit (f32, and
 //   f16 rounded to nearest); gemv_block, for M = 1..4 and both row splits, is within the f32 summation
-//   bound of the exact dot product of those values, and gives the same bits twice.
+//   bound of the exact dot product of those values (with f32 activations, and with the quantised words
+//   h / hl of the dp4a form), and gives the same bits twice.
 // - A whole model whose matrices mix all the types (tests/unit/kquant_model_file.h) on the CUDA backend
 //   against the f64 CPU oracle on the same file, through the decode path and the prompt path.
 // Skipped without a device.
@@ -17,6 +18,7 @@
 #include "embed.h"
 #include "gemv_block.h"
 #include "model/kquant.h"
+#include "norm_quant.h"
 
 namespace qc::cuda::test {
 namespace {
@@ -157,6 +159,77 @@ TEST(BlockQuantKernels, GemvIsTheExactDotWithinF32Summation) {
   }
 }
 
+// The quantised-activation forms (h, hl) against the exact dot product of the reference's weights with the
+// activations the words stand for (x^ = s hi, or s (127 hi + lo) / 127), in f64. Per piece the kernel rounds
+// a0 D (and Q6_K's a1 D1), the min's FMA, s * fl(1/127) (two roundings) and adds it to the chain: at most
+// 5 u of that piece's |a q x^| + |mn x^| on top of the f32 chain's (L + 9) u. |a q| + |mn| <= |w| + 2 |mn|,
+// and random_blocks keeps |mn| <= 63 dmin <= target / 2, so mag = sum (|w| + target) |x^| bounds it all.
+TEST(BlockQuantKernels, QuantisedActivationGemvIsTheExactDotWithinItsRounding) {
+  QC_REQUIRE_CUDA_DEVICE();
+  for (const TypeCase& tc : kTypes) {
+    const int N = 70, K = 1280, ld_x = K + 4, ld_q = K + 16, ld_s = K / 32 + 3, ld_y = N + 3;
+    const BlockMatrix m = random_matrix(tc, N, K, 16);
+    const double target = 1.0 / std::sqrt(static_cast<double>(K));
+    std::mt19937 rng(17);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> x(static_cast<size_t>(4) * ld_x), res(static_cast<size_t>(4) * ld_y);
+    for (float& v : x) v = nd(rng);
+    for (float& v : res) v = nd(rng);
+    gpu::test::DevBuf<float> dx(x), dres(res), dy(res.size()), dscale(static_cast<size_t>(4) * ld_s);
+    gpu::test::DevBuf<int8_t> dhi(static_cast<size_t>(4) * ld_q), dlo(static_cast<size_t>(4) * ld_q);
+    for (const ActFormat f : {ActFormat::kH, ActFormat::kHL}) {
+      const bool hl = f == ActFormat::kHL;
+      gpu::QuantizeArgs qa;
+      qa.x = dx.get();
+      qa.ld_x = ld_x;
+      qa.n = K;
+      qa.m = 4;
+      qa.out = gpu::QActOut{dhi.get(), hl ? dlo.get() : nullptr, dscale.get(), ld_q, ld_s};
+      QC_ASSERT_OK(gpu::quantize_act(qa, nullptr));
+      const std::vector<int8_t> hi = dhi.download(), lo = dlo.download();
+      const std::vector<float> sc = dscale.download();
+      auto xhat = [&](int t, int k) {
+        const size_t i = static_cast<size_t>(t) * ld_q + static_cast<size_t>(k);
+        const double s = sc[static_cast<size_t>(t) * ld_s + static_cast<size_t>(k / 32)];
+        return hl ? s * (127.0 * hi[i] + lo[i]) / 127.0 : s * hi[i];
+      };
+      for (int M = 1; M <= 4; ++M)
+        for (int wpr : {1, 8})
+          for (bool with_res : {false, true}) {
+            gpu::GemvBlockArgs a;
+            a.w = m.weights(tc.type);
+            a.format = f;
+            a.xq = qa.out.in();
+            a.y = dy.get();
+            a.ld_y = ld_y;
+            a.residual = with_res ? dres.get() : nullptr;
+            a.ld_residual = ld_y;
+            a.m = M;
+            a.warps_per_row = wpr;
+            QC_ASSERT_OK(gpu::gemv_block(a, nullptr));
+            const std::vector<float> y1 = dy.download();
+            QC_ASSERT_OK(gpu::gemv_block(a, nullptr));
+            const std::vector<float> y2 = dy.download();
+            for (int t = 0; t < M; ++t)
+              for (int n = 0; n < N; ++n) {
+                double exact = with_res ? res[static_cast<size_t>(t) * ld_y + n] : 0.0, mag = std::fabs(exact);
+                for (int k = 0; k < K; ++k) {
+                  const double w = m.values[static_cast<size_t>(n) * K + k], xv = xhat(t, k);
+                  exact += w * xv;
+                  mag += (std::fabs(w) + target) * std::fabs(xv);
+                }
+                const size_t at = static_cast<size_t>(t) * ld_y + static_cast<size_t>(n);
+                const double tol = (K / 32 + 9 + 5) * std::ldexp(1.0, -24) * mag;
+                ASSERT_LE(std::fabs(y1[at] - exact), tol)
+                    << gpu::block_type_name(tc.type) << (hl ? " hl" : " h") << " M=" << M << " wpr=" << wpr
+                    << " token " << t << " row " << n;
+                ASSERT_EQ(std::memcmp(&y1[at], &y2[at], 4), 0) << "not deterministic";
+              }
+          }
+    }
+  }
+}
+
 TEST(BlockQuantKernels, BadArgumentsAreRefused) {
   QC_REQUIRE_CUDA_DEVICE();
   const BlockMatrix m = random_matrix(kTypes[2], 4, 256, 15);
@@ -203,9 +276,9 @@ class KQuantModel : public ::testing::Test {
 qc::test::TempDir* KQuantModel::dir_ = nullptr;
 std::string* KQuantModel::path_ = nullptr;
 
-// Decode path: every matrix through gemv_block / gemv_q8 (tile, format hl) / embedding with exact weights;
-// the Q8_0 matrices add the hl quantisation of their inputs (a sixth of the 33 points of
-// test_backend_oracle.cpp, bounded here by all of them): 4 sqrt(33) 1.0e-4 + the f16 KV floor.
+// Decode path, variant tile: every matrix's input carries the hl quantisation (gemv_block's dp4a form on
+// the block types, gemv_q8 on Q8_0), the 33 points of test_backend_oracle.cpp: 4 sqrt(33) 1.0e-4 + the f16
+// KV floor. Variant deq (f32 activations, gemv_block's f32 form) has fewer error sources and the same bound.
 TEST_F(KQuantModel, DecodePathMatchesTheOracle) {
   QC_REQUIRE_CUDA_DEVICE();
   auto model = load();
@@ -213,22 +286,25 @@ TEST_F(KQuantModel, DecodePathMatchesTheOracle) {
   auto oracle = make_oracle(*model);
   const auto tokens = random_tokens(10, c.n_vocab, 21);
   const SeqOut ref = run_sequence(*oracle, tokens, {10});
-  CudaBackendOptions o;
-  o.n_ctx = 256;
-  o.prefill_rows = 0;  // forward() only: the decode path
-  o.kernels = config_with(GemvVariant::kTile);
-  auto gpu = CudaBackend::create(c, model->weights(), o);
-  ASSERT_TRUE(gpu.ok()) << gpu.error().describe();
-  const SeqOut out = run_sequence(**gpu, tokens, {3, 1});
-  const double bound = 4.0 * std::sqrt(33.0) * (0.0129 / 127.0) + 4.0 * std::sqrt(2.0) * std::ldexp(1.0, -11);
-  double wl = 0.0, wh = 0.0;
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    wl = std::max(wl, rel_dist(out.logits, ref.logits, i, static_cast<size_t>(c.n_vocab)));
-    wh = std::max(wh, rel_dist(out.hidden, ref.hidden, i, static_cast<size_t>(c.n_embd)));
+  for (const GemvVariant v : {GemvVariant::kTile, GemvVariant::kDeq}) {
+    CudaBackendOptions o;
+    o.n_ctx = 256;
+    o.prefill_rows = 0;  // forward() only: the decode path
+    o.kernels = config_with(v);
+    auto gpu = CudaBackend::create(c, model->weights(), o);
+    ASSERT_TRUE(gpu.ok()) << gpu.error().describe();
+    const SeqOut out = run_sequence(**gpu, tokens, {3, 1});
+    const double bound = 4.0 * std::sqrt(33.0) * (0.0129 / 127.0) + 4.0 * std::sqrt(2.0) * std::ldexp(1.0, -11);
+    double wl = 0.0, wh = 0.0;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      wl = std::max(wl, rel_dist(out.logits, ref.logits, i, static_cast<size_t>(c.n_vocab)));
+      wh = std::max(wh, rel_dist(out.hidden, ref.hidden, i, static_cast<size_t>(c.n_embd)));
+    }
+    std::printf("[ distance ] mixed K-quant model, decode path, %s: logits %.3e hidden %.3e (bound %.3e)\n",
+                gemv_variant_name(v), wl, wh, bound);
+    EXPECT_LT(wl, bound) << gemv_variant_name(v);
+    EXPECT_LT(wh, bound) << gemv_variant_name(v);
   }
-  std::printf("[ distance ] mixed K-quant model, decode path: logits %.3e hidden %.3e (bound %.3e)\n", wl, wh, bound);
-  EXPECT_LT(wl, bound);
-  EXPECT_LT(wh, bound);
 }
 
 // Prompt path on the f16 GEMM: K-quant matrices dequantised to f16 per chunk or resident, the bound of
