@@ -60,9 +60,8 @@ bool WelcomePanel::draw(UiContext& ctx, std::string& composer, float width) {
   ImGui::TextUnformatted("Load a real Qwen3.5 model");
   ImGui::PopFont();
   ImGui::TextWrapped(
-      "Open a GGUF file in llama.cpp's qwen35 layout (F16, BF16 or Q8_0 weights; K-quant files such as "
-      "Q4_K_M on the CPU backend so far), or drop one on the window. qwenchat-convert makes one from a "
-      "Hugging Face qwen3_5 checkpoint.");
+      "Open a GGUF file in llama.cpp's qwen35 layout (F16, BF16, Q8_0 or K-quant weights such as Q4_K_M), "
+      "or drop one on the window. qwenchat-convert makes one from a Hugging Face qwen3_5 checkpoint.");
   ImGui::BeginDisabled(ctx.model.loading);
   if (ImGui::Button("Open a model file…")) ctx.requests.open_model_chooser = true;
   ImGui::EndDisabled();
@@ -116,7 +115,7 @@ void WelcomePanel::size_table(UiContext& ctx) {
   text_wrapped_colored(
       ctx.theme.text_muted,
       "Weights at %.2f bits (Q8_0: 34 bytes per 32), 16 (F16) and %.2f (Q4_K_M, llama.cpp's "
-      "average); norms stay F32. K-quant files (Q4_K_M and the like) run on the CPU backend only so far. "
+      "average); norms stay F32. "
       "The CUDA backend needs about the total in GPU memory.",
       formats[1].bits_per_weight, formats[0].bits_per_weight);
 }

@@ -86,8 +86,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
                                                         WeightSource* source,
                                                         const CudaBackendOptions& options) {
   // The weight types first: a type no kernel reads can never run here, whatever the device (say so, not
-  // "no device" or "does not fit"). Unreleased types are refused earlier, at make_cuda_backend.
-  QC_TRY(check_cuda_weight_types(weights, /*released_only=*/false));
+  // "no device" or "does not fit").
+  QC_TRY(check_cuda_weight_types(weights));
   int n_dev = 0;
   const cudaError_t de = cudaGetDeviceCount(&n_dev);
   if (de != cudaSuccess || n_dev == 0) {
@@ -808,8 +808,6 @@ namespace qc {
 
 Result<std::unique_ptr<Backend>> make_cuda_backend(const ModelConfig& config, const ModelWeights& weights,
                                                    const CudaLoadOptions& options) {
-  // What users load: the released types only (model/cuda_weight_types.h).
-  QC_TRY(check_cuda_weight_types(weights, /*released_only=*/true));
   cuda::CudaBackendOptions o;
   o.n_ctx = options.n_ctx;
   o.kernels = options.kernels;

@@ -333,7 +333,7 @@ Result<DeviceModel> layout_model(const ModelConfig& c, const ModelWeights& w, bo
                                  Carver& carver) {
   QC_TRY(check_cuda_support(c));
   // Before any layout: the Builder below sizes and uploads the types the kernels read.
-  QC_TRY(check_cuda_weight_types(w, /*released_only=*/false));
+  QC_TRY(check_cuda_weight_types(w));
   if (w.layers.size() != static_cast<size_t>(c.n_layer))
     return make_error("CUDA backend: expected " + std::to_string(c.n_layer) + " layers of weights, got " +
                       std::to_string(static_cast<long long>(w.layers.size())));

@@ -34,11 +34,7 @@ bool cuda_reads_matrix_type(DType t) {
   return false;
 }
 
-bool cuda_released_matrix_type(DType t) {
-  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kQ8_0;
-}
-
-Status check_cuda_weight_types(const ModelWeights& w, bool released_only) {
+Status check_cuda_weight_types(const ModelWeights& w) {
   std::vector<const TensorView*> matrices = {&w.token_embd, &w.output};
   for (const LayerWeights& l : w.layers) add_layer(l, matrices);
   if (w.mtp) {
@@ -46,10 +42,8 @@ Status check_cuda_weight_types(const ModelWeights& w, bool released_only) {
     add_layer(w.mtp->layer, matrices);
   }
   for (const TensorView* t : matrices) {
-    if (released_only ? cuda_released_matrix_type(t->type) : cuda_reads_matrix_type(t->type)) continue;
-    const std::string what = released_only ? "; the CUDA backend runs F32/F16/BF16/Q8_0 so far (its "
-                                             "Q4_0/Q5_0/Q4_K/Q5_K/Q6_K kernels await verification on a GPU)"
-                                           : "; the CUDA kernels read F32/F16/BF16/Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K";
+    if (cuda_reads_matrix_type(t->type)) continue;
+    const std::string what = "; the CUDA kernels read F32/F16/BF16/Q8_0/Q4_0/Q5_0/Q4_K/Q5_K/Q6_K";
     return make_error("tensor " + (t->name.empty() ? std::string("(unnamed)") : t->name) + " has type " +
                           dtype_name(t->type) + what,
                       "use the CPU backend (--backend cpu, or CPU in the model panel) for this model");
