@@ -249,17 +249,31 @@ __device__ __forceinline__ void int_piece<BlockType::kQ5_K>(const uint8_t* b, in
   }
 }
 
+namespace bq {
+// 32 bytes at a 2-byte aligned p as 8 words: 9 aligned 4-byte loads from p rounded down to 4, realigned by
+// a funnel shift (instead of 16 2-byte loads). Reads up to 4 bytes past p + 32 and 2 before p; callers keep
+// both inside the block (or the matrix, which starts 4-byte aligned).
+__device__ __forceinline__ void ld_32_bytes_2aligned(const uint8_t* p, uint32_t (&out)[8]) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  const uint32_t* base = reinterpret_cast<const uint32_t*>(a & ~uintptr_t{3});
+  const uint32_t sh = static_cast<uint32_t>(a & 2u) * 8u;
+  uint32_t w[9];
+#pragma unroll
+  for (int i = 0; i < 9; ++i) w[i] = __ldg(base + i);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) out[i] = __funnelshift_r(w[i], w[i + 1], sh);
+}
+}  // namespace bq
+
+// Q6_K: ql (32 bytes at offset 0..96 of the block) and qh (at 128..160) load as realigned 4-byte words: the
+// block is 2-byte aligned and the reads stay inside [block - 2, block + 196], inside the matrix for every
+// block but the first, which is 4-byte aligned (no bytes before it are read).
 template <>
 __device__ __forceinline__ void int_piece<BlockType::kQ6_K>(const uint8_t* b, int s, IntPiece& p) {
   const int half = s >> 2, sub = s & 3;
-  const uint8_t* ql = b + half * 64 + (sub & 1) * 32;
-  const uint8_t* qh = b + 128 + half * 32;
-  uint32_t wl[16], wh[16];
-#pragma unroll
-  for (int i = 0; i < 16; ++i) {
-    wl[i] = bq::ld_u16(ql + 2 * i);
-    wh[i] = bq::ld_u16(qh + 2 * i);
-  }
+  uint32_t wl[8], wh[8];
+  bq::ld_32_bytes_2aligned(b + half * 64 + (sub & 1) * 32, wl);
+  bq::ld_32_bytes_2aligned(b + 128 + half * 32, wh);
   const uint32_t sc2 = bq::ld_u16(b + 192 + half * 8 + 2 * sub);
   const float d = bq::f16_bits(bq::ld_u16(b + 208));
   p.a0 = __fmul_rn(d, static_cast<float>(static_cast<int8_t>(sc2 & 0xffu)));
@@ -268,8 +282,8 @@ __device__ __forceinline__ void int_piece<BlockType::kQ6_K>(const uint8_t* b, in
   const int nib = (sub >> 1) * 4, hs = 2 * sub;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    const uint32_t lo = (bq::word_u16(wl, i) >> nib) & 0x0F0F0F0Fu;
-    const uint32_t hi = ((bq::word_u16(wh, i) >> hs) & 0x03030303u) << 4;
+    const uint32_t lo = (wl[i] >> nib) & 0x0F0F0F0Fu;
+    const uint32_t hi = ((wh[i] >> hs) & 0x03030303u) << 4;
     p.q[i] = static_cast<int>(__vsub4(lo | hi, 0x20202020u));
   }
 }

@@ -1,5 +1,6 @@
 // qwenchat-gemv-bench --blocks TYPES: gemv_block (llama.cpp's block formats, #16) on the 27B shapes,
-// M = 1..4, in its activation forms hl (dp4a on the words decode uses by default), h and f32; each point L launches over rotated weight copies (>= 256 MB, so L2 never holds a matrix)
+// M = 1..4, in its activation forms hl (dp4a on the words decode uses by default) and h with 1, 2 or 4
+// pieces per lane in flight, and f32; each point L launches over rotated weight copies (>= 256 MB, so L2 never holds a matrix)
 // captured in a CUDA graph with programmatic dependent launch (what decode runs), median of replays;
 // GB/s counts the bytes the file holds for the matrix (rows x blocks x block bytes), against the read
 // ceiling measured in the same run. Random bytes with finite f16 scale fields: the kernel's time does
@@ -58,10 +59,13 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
   fill(fill_bytes, reinterpret_cast<uint32_t*>(hi), size_t{kMaxK}, uint64_t{92});
   fill(fill_bytes, reinterpret_cast<uint32_t*>(lo), size_t{kMaxK}, uint64_t{93});
   fill(fill_normal, scale, size_t{4} * (kMaxK / 32), uint64_t{94}, 0.0f, 0.01f);
+  // Activation form and pieces in flight per lane ("hl4": words hi+lo, 4 pieces).
   const struct {
     const char* name;
     qc::ActFormat f;
-  } forms[] = {{"hl", qc::ActFormat::kHL}, {"h", qc::ActFormat::kH}, {"f32", qc::ActFormat::kF32}};
+    int unroll;
+  } forms[] = {{"hl1", qc::ActFormat::kHL, 1}, {"hl2", qc::ActFormat::kHL, 2}, {"hl4", qc::ActFormat::kHL, 4},
+               {"h1", qc::ActFormat::kH, 1},   {"h4", qc::ActFormat::kH, 4},   {"f32", qc::ActFormat::kF32, 0}};
   for (const qc::gpu::BlockType t : types) {
     for (const BlockShape& s : kBlockShapes) {
       const size_t row = qc::gpu::block_row_bytes(t, s.k), bytes = row * static_cast<size_t>(s.n);
@@ -79,6 +83,7 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
           qc::gpu::GemvBlockArgs a;
           a.w = qc::gpu::BlockWeights{w + static_cast<size_t>(i % copies) * bytes, t, s.n, s.k};
           a.format = form.f;
+          a.unroll = form.unroll;
           a.x = x;
           a.ld_x = s.k;
           a.xq = qc::gpu::QActIn{hi, lo, scale, s.k, s.k / 32};

@@ -199,6 +199,7 @@ TEST(BlockQuantKernels, QuantisedActivationGemvIsTheExactDotWithinItsRounding) {
             gpu::GemvBlockArgs a;
             a.w = m.weights(tc.type);
             a.format = f;
+            a.unroll = 1;
             a.xq = qa.out.in();
             a.y = dy.get();
             a.ld_y = ld_y;
@@ -210,6 +211,17 @@ TEST(BlockQuantKernels, QuantisedActivationGemvIsTheExactDotWithinItsRounding) {
             const std::vector<float> y1 = dy.download();
             QC_ASSERT_OK(gpu::gemv_block(a, nullptr));
             const std::vector<float> y2 = dy.download();
+            // More pieces in flight per lane, same order of the sums: the same bits.
+            for (const int unroll : {2, 4}) {
+              a.unroll = unroll;
+              QC_ASSERT_OK(gpu::gemv_block(a, nullptr));
+              const std::vector<float> yu = dy.download();
+              for (int t = 0; t < M; ++t)
+                ASSERT_EQ(std::memcmp(&yu[static_cast<size_t>(t) * ld_y], &y1[static_cast<size_t>(t) * ld_y],
+                                      sizeof(float) * N),
+                          0)
+                    << gpu::block_type_name(tc.type) << " unroll " << unroll << " M=" << M << " wpr=" << wpr;
+            }
             for (int t = 0; t < M; ++t)
               for (int n = 0; n < N; ++n) {
                 double exact = with_res ? res[static_cast<size_t>(t) * ld_y + n] : 0.0, mag = std::fabs(exact);

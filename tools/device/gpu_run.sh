@@ -241,7 +241,7 @@ step_kqtests() {
 step_kqbench() {
   [[ -n "$DECODE_BIN" && -n "$BENCH_BIN" ]] || { log "kqbench: binaries missing"; return 1; }
   local rc=0
-  timeout 150 "$BENCH_BIN" --blocks q4_k,q6_k,q5_k,q4_0,q5_0 --quick > "$OUT/kquant_gemv.log" 2>&1 || rc=$?
+  timeout 150 "$BENCH_BIN" --blocks "${QWENCHAT_KQ_BLOCKS:-q4_k,q6_k,q5_k,q4_0,q5_0}" --quick > "$OUT/kquant_gemv.log" 2>&1 || rc=$?
   sed -n '/==== gemv_block summary/,$p' "$OUT/kquant_gemv.log"
   grep -E "^read ceiling" "$OUT/kquant_gemv.log" | head -4
   local w
