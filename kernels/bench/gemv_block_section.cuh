@@ -59,13 +59,15 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
   fill(fill_bytes, reinterpret_cast<uint32_t*>(hi), size_t{kMaxK}, uint64_t{92});
   fill(fill_bytes, reinterpret_cast<uint32_t*>(lo), size_t{kMaxK}, uint64_t{93});
   fill(fill_normal, scale, size_t{4} * (kMaxK / 32), uint64_t{94}, 0.0f, 0.01f);
-  // Activation form and pieces in flight per lane ("hl4": words hi+lo, 4 pieces).
+  // Activation form, pieces in flight per lane, warps per row (0: the launcher's): "hl4" words hi+lo,
+  // 4 pieces; "w2": two warps per row.
   const struct {
     const char* name;
     qc::ActFormat f;
-    int unroll;
-  } forms[] = {{"hl1", qc::ActFormat::kHL, 1}, {"hl2", qc::ActFormat::kHL, 2}, {"hl4", qc::ActFormat::kHL, 4},
-               {"h1", qc::ActFormat::kH, 1},   {"h4", qc::ActFormat::kH, 4},   {"f32", qc::ActFormat::kF32, 0}};
+    int unroll, wpr;
+  } forms[] = {{"hl1", qc::ActFormat::kHL, 1, 0}, {"hl2", qc::ActFormat::kHL, 2, 0}, {"hl4", qc::ActFormat::kHL, 4, 0},
+               {"hl4w2", qc::ActFormat::kHL, 4, 2}, {"h1", qc::ActFormat::kH, 1, 0}, {"h4", qc::ActFormat::kH, 4, 0},
+               {"f32", qc::ActFormat::kF32, 0, 0}};
   for (const qc::gpu::BlockType t : types) {
     for (const BlockShape& s : kBlockShapes) {
       const size_t row = qc::gpu::block_row_bytes(t, s.k), bytes = row * static_cast<size_t>(s.n);
@@ -84,6 +86,7 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
           a.w = qc::gpu::BlockWeights{w + static_cast<size_t>(i % copies) * bytes, t, s.n, s.k};
           a.format = form.f;
           a.unroll = form.unroll;
+          a.warps_per_row = form.wpr;
           a.x = x;
           a.ld_x = s.k;
           a.xq = qc::gpu::QActIn{hi, lo, scale, s.k, s.k / 32};
@@ -101,18 +104,18 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
           r.pct = ceiling_gbs > 0 ? 100.0 * r.gbs / ceiling_gbs : 0.0;
         }
         if (r.error.empty())
-          std::printf("  %-3s M=%d %9.2f us %7.0f GB/s %5.1f%%\n", form.name, m, r.us, r.gbs, r.pct);
+          std::printf("  %-5s M=%d %9.2f us %7.0f GB/s %5.1f%%\n", form.name, m, r.us, r.gbs, r.pct);
         else
-          std::printf("  %-3s M=%d ERROR %s\n", form.name, m, r.error.c_str());
+          std::printf("  %-5s M=%d ERROR %s\n", form.name, m, r.error.c_str());
         out.push_back(r);
       }
       BENCH_CHECK(cudaFree(w));
     }
   }
   std::printf("\n==== gemv_block summary: GB/s (%% of the read ceiling %.0f GB/s), graph+PDL ====\n", ceiling_gbs);
-  std::printf("%-5s %-13s %-4s %14s %14s %14s %14s\n", "type", "shape", "form", "M=1", "M=2", "M=3", "M=4");
+  std::printf("%-5s %-13s %-5s %14s %14s %14s %14s\n", "type", "shape", "form", "M=1", "M=2", "M=3", "M=4");
   for (size_t i = 0; i < out.size(); i += 4) {
-    std::printf("%-5s %-13s %-4s", out[i].type.c_str(), out[i].shape.c_str(), out[i].form.c_str());
+    std::printf("%-5s %-13s %-5s", out[i].type.c_str(), out[i].shape.c_str(), out[i].form.c_str());
     for (size_t j = i; j < i + 4 && j < out.size(); ++j)
       std::printf(" %7.0f (%3.0f%%)", out[j].gbs, out[j].pct);
     std::printf("\n");

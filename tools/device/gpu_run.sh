@@ -246,7 +246,7 @@ step_kqbench() {
   grep -E "^read ceiling" "$OUT/kquant_gemv.log" | head -4
   local w
   for w in ${QWENCHAT_KQ_WEIGHTS:-q4_k_m q6_k}; do
-    timeout 150 "$DECODE_BIN" --weights "$w" --variants tile,deq --contexts 0,32768 --tokens 32 --prefill 512,2048 \
+    timeout 150 "$DECODE_BIN" --weights "$w" --variants tile,tile_h,deq --contexts 0,32768 --tokens 32 --prefill 512,2048 \
       --reuse 8000,100 --budget 120 > "$OUT/kquant_decode_$w.log" 2>&1 || rc=$?
     grep -E "^model:|^bytes per token|prefill +[0-9]+ tokens|time to first token|ERROR" "$OUT/kquant_decode_$w.log"
     sed -n '/==== summary/,$p' "$OUT/kquant_decode_$w.log" | head -12
