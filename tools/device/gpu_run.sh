@@ -259,6 +259,27 @@ step_kqbench() {
   return $rc
 }
 
+# A real file (#16 item 3 and the done-when): qwenchat-mkmodel writes the 27B preset as Q4_K_M on every core
+# of this machine (timed), then qwenchat-bench loads that file (the upload path a user's file takes) and
+# decodes it. The file (~16.5 GB) goes to /tmp and is removed.
+step_kqfile() {
+  [[ -n "$MKMODEL_BIN" && -n "$DECODE_BIN" ]] || { log "kqfile: binaries missing"; return 1; }
+  local f=/tmp/qc-27b-q4_k_m.gguf rc=0 t0 t1
+  t0=$(date +%s.%N)
+  timeout 300 "$MKMODEL_BIN" --preset 27b --type q4_k_m --threads "$(nproc)" --seed 1 --out "$f" --quiet \
+    > "$OUT/kqfile_mkmodel.log" 2>&1 || rc=$?
+  t1=$(date +%s.%N)
+  echo "[ mkmodel  ] 27b q4_k_m on $(nproc) threads: rc=$rc $(echo "$t1 - $t0" | bc 2>/dev/null || python3 -c "print($t1-$t0)") s, $(stat -c %s "$f" 2>/dev/null) bytes" |
+    tee -a "$OUT/kqfile_mkmodel.log"
+  [[ $rc -eq 0 ]] || return $rc
+  timeout 200 "$DECODE_BIN" --model "$f" --variants tile --contexts 0,32768 --tokens 32 --prefill 2048 \
+    --budget 120 > "$OUT/kqfile_decode.log" 2>&1 || rc=$?
+  grep -E "^model:|^loaded|prefill +[0-9]+ tokens|ERROR" "$OUT/kqfile_decode.log" | head -6
+  sed -n '/==== summary/,$p' "$OUT/kqfile_decode.log" | head -8
+  rm -f "$f"
+  return $rc
+}
+
 for s in $STEPS; do
   log "step $s"
   t0=$(date +%s)
