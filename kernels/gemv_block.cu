@@ -77,125 +77,161 @@ __global__ void __launch_bounds__(kThreads) gemv_block_kernel(const GemvBlockArg
   }
 }
 
-// One piece's contribution to the M token rows: the integer dot products of its quants with the
-// activation words (dp4a), scaled by the piece's factors, added to acc once.
-template <BlockType T, int M, bool HL>
-__device__ __forceinline__ void accumulate_piece(const IntPiece& w, const QActIn& xq, int p, float (&acc)[M]) {
+// One piece of R rows' contribution to the M token rows: the integer dot products of the rows' quants
+// with the activation words (dp4a), scaled by each row's factors, added to acc once. The activation words
+// and their sums (for Q4_K/Q5_K's min) are loaded and formed once for all R rows.
+template <BlockType T, int M, bool HL, int R>
+__device__ __forceinline__ void accumulate_piece(const IntPiece (&w)[R], const QActIn& xq, int p,
+                                                 float (&acc)[R][M]) {
   constexpr bool kMin = T == BlockType::kQ4_K || T == BlockType::kQ5_K;
   constexpr bool kTwoScales = T == BlockType::kQ6_K;
   constexpr int kOnes = 0x01010101;
 #pragma unroll
   for (int m = 0; m < M; ++m) {
-    // Per word set: dot of the quants with hi (and lo), and the sum of hi (and lo) for the min term.
     const int4* xh = reinterpret_cast<const int4*>(xq.hi + static_cast<size_t>(m) * xq.ld + p * 32);
     const int4 h0 = __ldg(xh), h1 = __ldg(xh + 1);
-    int d0 = __dp4a(w.q[0], h0.x, 0), d1 = __dp4a(w.q[4], h1.x, 0), sx = 0;
-    d0 = __dp4a(w.q[1], h0.y, d0);
-    d0 = __dp4a(w.q[2], h0.z, d0);
-    d0 = __dp4a(w.q[3], h0.w, d0);
-    d1 = __dp4a(w.q[5], h1.y, d1);
-    d1 = __dp4a(w.q[6], h1.z, d1);
-    d1 = __dp4a(w.q[7], h1.w, d1);
+    int4 l0{}, l1{};
+    if constexpr (HL) {
+      const int4* xl = reinterpret_cast<const int4*>(xq.lo + static_cast<size_t>(m) * xq.ld + p * 32);
+      l0 = __ldg(xl);
+      l1 = __ldg(xl + 1);
+    }
+    int sx = 0;
     if constexpr (kMin) {
       sx = __dp4a(kOnes, h0.x, __dp4a(kOnes, h0.y, __dp4a(kOnes, h0.z, __dp4a(kOnes, h0.w, 0))));
       sx = __dp4a(kOnes, h1.x, __dp4a(kOnes, h1.y, __dp4a(kOnes, h1.z, __dp4a(kOnes, h1.w, sx))));
-    }
-    if constexpr (HL) {
-      // hi + lo / 127 as one integer: 127 hi + lo (|.| <= 16256 per value; a piece's sums stay below 2^24,
-      // so their float conversions below are exact).
-      const int4* xl = reinterpret_cast<const int4*>(xq.lo + static_cast<size_t>(m) * xq.ld + p * 32);
-      const int4 l0 = __ldg(xl), l1 = __ldg(xl + 1);
-      int e0 = __dp4a(w.q[0], l0.x, 0), e1 = __dp4a(w.q[4], l1.x, 0);
-      e0 = __dp4a(w.q[1], l0.y, e0);
-      e0 = __dp4a(w.q[2], l0.z, e0);
-      e0 = __dp4a(w.q[3], l0.w, e0);
-      e1 = __dp4a(w.q[5], l1.y, e1);
-      e1 = __dp4a(w.q[6], l1.z, e1);
-      e1 = __dp4a(w.q[7], l1.w, e1);
-      d0 = 127 * d0 + e0;
-      d1 = 127 * d1 + e1;
-      if constexpr (kMin) {
+      if constexpr (HL) {
         int sl = __dp4a(kOnes, l0.x, __dp4a(kOnes, l0.y, __dp4a(kOnes, l0.z, __dp4a(kOnes, l0.w, 0))));
         sl = __dp4a(kOnes, l1.x, __dp4a(kOnes, l1.y, __dp4a(kOnes, l1.z, __dp4a(kOnes, l1.w, sl))));
         sx = 127 * sx + sl;
       }
     }
-    float v = kTwoScales ? __fmaf_rn(w.a1, static_cast<float>(d1), __fmul_rn(w.a0, static_cast<float>(d0)))
-                         : __fmul_rn(w.a0, static_cast<float>(d0 + d1));
-    if constexpr (kMin) v = __fmaf_rn(-w.mn, static_cast<float>(sx), v);
     float unit = __ldg(xq.scale + static_cast<size_t>(m) * xq.ld_scale + p);
     if constexpr (HL) unit = __fmul_rn(unit, 1.0f / 127.0f);
-    acc[m] = __fmaf_rn(unit, v, acc[m]);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      int d0 = __dp4a(w[r].q[0], h0.x, 0), d1 = __dp4a(w[r].q[4], h1.x, 0);
+      d0 = __dp4a(w[r].q[1], h0.y, d0);
+      d0 = __dp4a(w[r].q[2], h0.z, d0);
+      d0 = __dp4a(w[r].q[3], h0.w, d0);
+      d1 = __dp4a(w[r].q[5], h1.y, d1);
+      d1 = __dp4a(w[r].q[6], h1.z, d1);
+      d1 = __dp4a(w[r].q[7], h1.w, d1);
+      if constexpr (HL) {
+        // hi + lo / 127 as one integer: 127 hi + lo (|.| <= 16256 per value; a piece's sums stay below
+        // 2^24, so their float conversions below are exact).
+        int e0 = __dp4a(w[r].q[0], l0.x, 0), e1 = __dp4a(w[r].q[4], l1.x, 0);
+        e0 = __dp4a(w[r].q[1], l0.y, e0);
+        e0 = __dp4a(w[r].q[2], l0.z, e0);
+        e0 = __dp4a(w[r].q[3], l0.w, e0);
+        e1 = __dp4a(w[r].q[5], l1.y, e1);
+        e1 = __dp4a(w[r].q[6], l1.z, e1);
+        e1 = __dp4a(w[r].q[7], l1.w, e1);
+        d0 = 127 * d0 + e0;
+        d1 = 127 * d1 + e1;
+      }
+      float v = kTwoScales
+                    ? __fmaf_rn(w[r].a1, static_cast<float>(d1), __fmul_rn(w[r].a0, static_cast<float>(d0)))
+                    : __fmul_rn(w[r].a0, static_cast<float>(d0 + d1));
+      if constexpr (kMin) v = __fmaf_rn(-w[r].mn, static_cast<float>(sx), v);
+      acc[r][m] = __fmaf_rn(unit, v, acc[r][m]);
+    }
   }
 }
 
 // The quantised-activation form: the schedule and summation order of the f32 form (a lane's pieces in
-// ascending order), with U pieces per lane decoded (their loads issued) before the first is used, so
-// every U gives the same bits. More bytes in flight per warp is what a memory-bound GEMV needs when the
-// grid has fewer warps than the SMs hold (N = 5120 rows: ~39 warps per SM).
-template <BlockType T, int M, bool HL, int U>
+// ascending order) for R consecutive rows per warp, with U pieces per lane and row decoded (their loads
+// issued) before the first is used. Every U and R gives the same bits: a row's sum never depends on them.
+// More bytes in flight per warp is what a memory-bound GEMV needs when the grid has fewer warps than the
+// SMs hold (N = 5120 rows: ~39 warps per SM); R > 1 also shares the activation loads and sums.
+template <BlockType T, int M, bool HL, int U, int R>
 __global__ void __launch_bounds__(kThreads) gemv_block_q_kernel(const GemvBlockArgs a) {
-  __shared__ float part[M][kWarps];
+  __shared__ float part[R][M][kWarps];
   pdl_wait();
   pdl_trigger();
   constexpr int P = block_pieces(T);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wpr = a.warps_per_row;
-  const int row = blockIdx.x * (kWarps / wpr) + warp / wpr;
+  const int row0 = (blockIdx.x * (kWarps / wpr) + warp / wpr) * R;
   const int piece0 = warp % wpr;
-  float acc[M];
+  float acc[R][M];
 #pragma unroll
-  for (int m = 0; m < M; ++m) acc[m] = 0.0f;
-  if (row < a.w.rows) {
-    const uint8_t* wrow = a.w.data + static_cast<size_t>(row) * a.w.row_bytes();
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int m = 0; m < M; ++m) acc[r][m] = 0.0f;
+  if (row0 < a.w.rows) {
+    const size_t row_bytes = a.w.row_bytes();
+    const uint8_t* wrow[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r)  // rows past N read row row0 again (discarded at the store)
+      wrow[r] = a.w.data + static_cast<size_t>(row0 + r < a.w.rows ? row0 + r : row0) * row_bytes;
     const int pieces = a.w.cols / 32, stride = 32 * wpr;
     for (int p0 = piece0 * 32 + lane; p0 < pieces; p0 += stride * U) {
-      IntPiece w[U];
+      IntPiece w[U][R];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         // Past the row's end the last piece is decoded again (the loads stay inside the row) and skipped.
         const int p = min(p0 + u * stride, pieces - 1);
-        int_piece<T>(wrow + static_cast<size_t>(p / P) * block_bytes(T), p % P, w[u]);
+#pragma unroll
+        for (int r = 0; r < R; ++r) int_piece<T>(wrow[r] + static_cast<size_t>(p / P) * block_bytes(T), p % P, w[u][r]);
       }
 #pragma unroll
       for (int u = 0; u < U; ++u)
-        if (p0 + u * stride < pieces) accumulate_piece<T, M, HL>(w[u], a.xq, p0 + u * stride, acc);
+        if (p0 + u * stride < pieces) accumulate_piece<T, M, HL, R>(w[u], a.xq, p0 + u * stride, acc);
     }
   }
 #pragma unroll
-  for (int m = 0; m < M; ++m) acc[m] = warp_sum(acc[m]);
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int m = 0; m < M; ++m) acc[r][m] = warp_sum(acc[r][m]);
   if (wpr > 1) {
     if (lane == 0) {
 #pragma unroll
-      for (int m = 0; m < M; ++m) part[m][warp] = acc[m];
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int m = 0; m < M; ++m) part[r][m][warp] = acc[r][m];
     }
     __syncthreads();
     if (piece0 == 0) {
 #pragma unroll
-      for (int m = 0; m < M; ++m) {
-        float s = part[m][warp];
-        for (int q = 1; q < wpr; ++q) s = __fadd_rn(s, part[m][warp + q]);
-        acc[m] = s;
-      }
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+          float s = part[r][m][warp];
+          for (int q = 1; q < wpr; ++q) s = __fadd_rn(s, part[r][m][warp + q]);
+          acc[r][m] = s;
+        }
     }
   }
-  if (piece0 == 0 && row < a.w.rows && lane < M) {
+  if (piece0 == 0 && lane < M) {
 #pragma unroll
-    for (int m = 0; m < M; ++m)
-      if (lane == m)
-        a.y[m * a.ld_y + row] = a.residual ? __fadd_rn(acc[m], a.residual[m * a.ld_residual + row]) : acc[m];
+    for (int r = 0; r < R; ++r) {
+      const int row = row0 + r;
+      if (row >= a.w.rows) break;
+#pragma unroll
+      for (int m = 0; m < M; ++m)
+        if (lane == m)
+          a.y[m * a.ld_y + row] =
+              a.residual ? __fadd_rn(acc[r][m], a.residual[m * a.ld_residual + row]) : acc[r][m];
+    }
   }
 }
 
 template <BlockType T, int M, bool HL>
 cudaError_t launch_unroll(const GemvBlockArgs& a, dim3 grid, cudaStream_t s) {
-  switch (a.unroll) {
-    case 1:
-      return launch_kernel(gemv_block_q_kernel<T, M, HL, 1>, grid, dim3(kThreads), 0, s, a.pdl, a);
-    case 2:
-      return launch_kernel(gemv_block_q_kernel<T, M, HL, 2>, grid, dim3(kThreads), 0, s, a.pdl, a);
+  const int key = a.unroll * 10 + a.rows_per_warp;
+  switch (key) {
+    case 11:
+      return launch_kernel(gemv_block_q_kernel<T, M, HL, 1, 1>, grid, dim3(kThreads), 0, s, a.pdl, a);
+    case 21:
+      return launch_kernel(gemv_block_q_kernel<T, M, HL, 2, 1>, grid, dim3(kThreads), 0, s, a.pdl, a);
+    case 12:
+      return launch_kernel(gemv_block_q_kernel<T, M, HL, 1, 2>, grid, dim3(kThreads), 0, s, a.pdl, a);
+    case 22:
+      return launch_kernel(gemv_block_q_kernel<T, M, HL, 2, 2>, grid, dim3(kThreads), 0, s, a.pdl, a);
+    case 41:
     default:
-      return launch_kernel(gemv_block_q_kernel<T, M, HL, 4>, grid, dim3(kThreads), 0, s, a.pdl, a);
+      return launch_kernel(gemv_block_q_kernel<T, M, HL, 4, 1>, grid, dim3(kThreads), 0, s, a.pdl, a);
   }
 }
 
@@ -266,10 +302,17 @@ GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
   }
   QC_GPU_REQUIRE(a.warps_per_row == 1 || a.warps_per_row == 2 || a.warps_per_row == 4 || a.warps_per_row == 8,
                  "gemv_block: warps_per_row must be 1, 2, 4 or 8, got " + std::to_string(a.warps_per_row));
-  if (a.unroll == 0) a.unroll = a.m == 1 ? 4 : 2;
-  QC_GPU_REQUIRE(a.unroll == 1 || a.unroll == 2 || a.unroll == 4,
-                 "gemv_block: unroll must be 1, 2 or 4, got " + std::to_string(a.unroll));
-  const int rows_per_block = kWarps / a.warps_per_row;
+  int rows_per_warp = 1;
+  if (a.format != ActFormat::kF32) {
+    if (a.rows_per_warp == 0) a.rows_per_warp = 1;
+    if (a.unroll == 0) a.unroll = a.rows_per_warp == 2 ? 2 : a.m == 1 ? 4 : 2;
+    QC_GPU_REQUIRE((a.rows_per_warp == 1 && (a.unroll == 1 || a.unroll == 2 || a.unroll == 4)) ||
+                       (a.rows_per_warp == 2 && (a.unroll == 1 || a.unroll == 2)),
+                   "gemv_block: (unroll, rows_per_warp) must be (1|2|4, 1) or (1|2, 2), got (" +
+                       std::to_string(a.unroll) + ", " + std::to_string(a.rows_per_warp) + ")");
+    rows_per_warp = a.rows_per_warp;
+  }
+  const int rows_per_block = kWarps / a.warps_per_row * rows_per_warp;
   const dim3 grid((a.w.rows + rows_per_block - 1) / rows_per_block);
   const cudaError_t e =
       with_block_type(a.w.type, [&](auto type) { return launch_m<decltype(type)::value>(a, grid, stream); });

@@ -59,15 +59,17 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
   fill(fill_bytes, reinterpret_cast<uint32_t*>(hi), size_t{kMaxK}, uint64_t{92});
   fill(fill_bytes, reinterpret_cast<uint32_t*>(lo), size_t{kMaxK}, uint64_t{93});
   fill(fill_normal, scale, size_t{4} * (kMaxK / 32), uint64_t{94}, 0.0f, 0.01f);
-  // Activation form, pieces in flight per lane, warps per row (0: the launcher's): "hl4" words hi+lo,
-  // 4 pieces; "w2": two warps per row.
+  // Activation form, pieces in flight per lane, rows per warp, warps per row (0: the launcher's):
+  // "hl4" words hi+lo, 4 pieces; "r2": two rows per warp; "w2": two warps per row.
   const struct {
     const char* name;
     qc::ActFormat f;
-    int unroll, wpr;
-  } forms[] = {{"hl1", qc::ActFormat::kHL, 1, 0}, {"hl2", qc::ActFormat::kHL, 2, 0}, {"hl4", qc::ActFormat::kHL, 4, 0},
-               {"hl4w2", qc::ActFormat::kHL, 4, 2}, {"h1", qc::ActFormat::kH, 1, 0}, {"h4", qc::ActFormat::kH, 4, 0},
-               {"f32", qc::ActFormat::kF32, 0, 0}};
+    int unroll, rpw, wpr;
+  } forms[] = {{"hl1", qc::ActFormat::kHL, 1, 1, 0},   {"hl2", qc::ActFormat::kHL, 2, 1, 0},
+               {"hl4", qc::ActFormat::kHL, 4, 1, 0},   {"hl4w2", qc::ActFormat::kHL, 4, 1, 2},
+               {"hl1r2", qc::ActFormat::kHL, 1, 2, 0}, {"hl2r2", qc::ActFormat::kHL, 2, 2, 0},
+               {"h1", qc::ActFormat::kH, 1, 1, 0},     {"h4", qc::ActFormat::kH, 4, 1, 0},
+               {"h2r2", qc::ActFormat::kH, 2, 2, 0},   {"f32", qc::ActFormat::kF32, 0, 0, 0}};
   for (const qc::gpu::BlockType t : types) {
     for (const BlockShape& s : kBlockShapes) {
       const size_t row = qc::gpu::block_row_bytes(t, s.k), bytes = row * static_cast<size_t>(s.n);
@@ -86,6 +88,7 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
           a.w = qc::gpu::BlockWeights{w + static_cast<size_t>(i % copies) * bytes, t, s.n, s.k};
           a.format = form.f;
           a.unroll = form.unroll;
+          a.rows_per_warp = form.rpw;
           a.warps_per_row = form.wpr;
           a.x = x;
           a.ld_x = s.k;

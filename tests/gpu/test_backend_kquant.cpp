@@ -200,6 +200,7 @@ TEST(BlockQuantKernels, QuantisedActivationGemvIsTheExactDotWithinItsRounding) {
             a.w = m.weights(tc.type);
             a.format = f;
             a.unroll = 1;
+            a.rows_per_warp = 1;
             a.xq = qa.out.in();
             a.y = dy.get();
             a.ld_y = ld_y;
@@ -211,17 +212,21 @@ TEST(BlockQuantKernels, QuantisedActivationGemvIsTheExactDotWithinItsRounding) {
             const std::vector<float> y1 = dy.download();
             QC_ASSERT_OK(gpu::gemv_block(a, nullptr));
             const std::vector<float> y2 = dy.download();
-            // More pieces in flight per lane, same order of the sums: the same bits.
-            for (const int unroll : {2, 4}) {
+            // More pieces in flight per lane, two rows per warp: the same order of every sum, the same bits.
+            for (const auto& [unroll, rpw] : {std::pair{2, 1}, std::pair{4, 1}, std::pair{1, 2}, std::pair{2, 2}}) {
               a.unroll = unroll;
+              a.rows_per_warp = rpw;
               QC_ASSERT_OK(gpu::gemv_block(a, nullptr));
               const std::vector<float> yu = dy.download();
               for (int t = 0; t < M; ++t)
                 ASSERT_EQ(std::memcmp(&yu[static_cast<size_t>(t) * ld_y], &y1[static_cast<size_t>(t) * ld_y],
                                       sizeof(float) * N),
                           0)
-                    << gpu::block_type_name(tc.type) << " unroll " << unroll << " M=" << M << " wpr=" << wpr;
+                    << gpu::block_type_name(tc.type) << " unroll " << unroll << " rows/warp " << rpw << " M=" << M
+                    << " wpr=" << wpr;
             }
+            a.unroll = 1;
+            a.rows_per_warp = 1;
             for (int t = 0; t < M; ++t)
               for (int n = 0; n < N; ++n) {
                 double exact = with_res ? res[static_cast<size_t>(t) * ld_y + n] : 0.0, mag = std::fabs(exact);
