@@ -6,7 +6,7 @@
 
 #include "cublaslt.h"
 #include "cuda/make_cuda_backend.h"
-#include "cuda/memory_plan.h"
+#include "cuda/device_plan.h"
 #include "cuda/prefill_weights.h"
 #include "cuda/weight_upload.h"
 #include "model/cuda_weight_types.h"
@@ -85,31 +85,16 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
                                                         const ModelWeights& weights, bool have_data,
                                                         WeightSource* source,
                                                         const CudaBackendOptions& options) {
-  // The weight types first: a type no kernel reads can never run here, whatever the device (say so, not
-  // "no device" or "does not fit").
-  QC_TRY(check_cuda_weight_types(weights));
-  int n_dev = 0;
-  const cudaError_t de = cudaGetDeviceCount(&n_dev);
-  if (de != cudaSuccess || n_dev == 0) {
-    const std::string why = de != cudaSuccess
-                                ? std::string(cudaGetErrorName(de)) + ": " + cudaGetErrorString(de)
-                                : "the CUDA runtime reports 0 devices";
-    (void)cudaGetLastError();
-    return make_error("no CUDA device: " + why, "choose the CPU backend");
-  }
-  if (options.device < 0 || options.device >= n_dev)
-    return make_error("CUDA device " + std::to_string(options.device) + " does not exist (" +
-                      std::to_string(n_dev) + " found)");
-  if (options.n_ctx < 1)
-    return make_error("CUDA backend: n_ctx must be positive, got " + std::to_string(options.n_ctx));
   if (options.max_batch < 1)
     return make_error("CUDA backend: max_batch must be positive, got " + std::to_string(options.max_batch));
-  if (options.prefill_rows < 0 || options.prefill_rows > gpu::kMaxRows)
-    return make_error("CUDA backend: prefill_rows must be in [0, " + std::to_string(gpu::kMaxRows) +
-                      "], got " + std::to_string(options.prefill_rows));
   KernelConfig kc = options.kernels;
   kc.probes = kc.probes || options.probes;
   if (const std::string bad = kc.validate(); !bad.empty()) return make_error("kernel config: " + bad);
+
+  // 1. The plan (device_plan.h: device checks, free memory, memory_plan.h), before any allocation.
+  QC_ASSIGN(const DevicePlan dp, plan_on_device(config, weights, have_data, options));
+  if (!dp.plan.fits) return dp.does_not_fit();
+  const MemoryPlan& plan = dp.plan;
 
   std::unique_ptr<CudaBackend> b(new CudaBackend());
   b->c_ = config;
@@ -119,44 +104,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   b->cfg_ = kc;
   b->pending_ = kc;
   b->snaps_ = std::make_shared<SnapshotPool>();
-  QC_CU(cudaSetDevice(b->device_));
-  cudaDeviceProp prop{};
-  QC_CU(cudaGetDeviceProperties(&prop, b->device_));
-  b->device_name_ = prop.name;
-  b->sm_count_ = prop.multiProcessorCount;
-
-  // 1. The plan (memory_plan.h), before any allocation.
-  MemoryPlanRequest req;
-  req.config = &config;
-  req.weights = &weights;
-  req.have_data = have_data;
-  req.n_ctx = b->n_ctx_;
-  req.sm_count = b->sm_count_;
-  req.prefill_rows = options.prefill_rows;
-  req.prefill_gemm = options.prefill_gemm;
-  req.prefill_weights = options.prefill_weights;
-  if (std::min(options.prefill_rows, options.n_ctx) > 0 && options.prefill_gemm != PrefillGemm::kInt8)
-    req.cublaslt = gpu::cublaslt(&req.cublaslt_why) != nullptr;
-  size_t free_b = 0, total_b = 0;
-  QC_CU(cudaMemGetInfo(&free_b, &total_b));
-  req.avail = options.memory_limit ? std::min<uint64_t>(options.memory_limit, free_b) : free_b;
-  req.card = options.memory_limit ? std::min<uint64_t>(options.memory_limit, total_b) : total_b;
-  QC_ASSIGN(const MemoryPlan plan, plan_memory(req));
-  if (!plan.fits) {
-    char buf[200 + sizeof prop.name];  // room for the longest device name (newer GCCs check)
-    std::snprintf(buf, sizeof buf, "%.2f GiB are free on %s%s (%.2f GiB total; %.2f GiB kept for the runtime)",
-                  gib(req.avail), prop.name, options.memory_limit ? " under the memory limit" : "", gib(total_b),
-                  gib(kMemoryReserve));
-    QC_ASSIGN(int fit_ctx, largest_fitting_context(req));
-    if (fit_ctx >= 512) fit_ctx = fit_ctx / 256 * 256;  // a round number to type
-    std::string hint = fit_ctx > 0 ? "a context of up to " + std::to_string(fit_ctx) +
-                                         " tokens fits (--ctx " + std::to_string(fit_ctx) +
-                                         "); or close other programs using the GPU, or use a smaller model"
-                                   : "the weights alone do not fit: use a smaller model or a smaller quantisation "
-                                     "(Q4_K_M), or the CPU backend";
-    return make_error("the model does not fit in GPU memory: it needs " + plan.mem.describe() + " but " + buf,
-                      hint);
-  }
+  b->device_name_ = dp.device_name;
+  b->sm_count_ = dp.req.sm_count;
   b->mem_ = plan.mem;
   b->load_note_ = plan.note;
   b->spec_capable_ = plan.with_history;  // false only where a history was needed (GDN layers and an MTP block)
@@ -806,16 +755,37 @@ Result<std::vector<LaunchProfiler::Entry>> CudaBackend::profile_step(int m) {
 
 namespace qc {
 
-Result<std::unique_ptr<Backend>> make_cuda_backend(const ModelConfig& config, const ModelWeights& weights,
-                                                   const CudaLoadOptions& options) {
+namespace {
+
+cuda::CudaBackendOptions backend_options(const CudaLoadOptions& options) {
   cuda::CudaBackendOptions o;
   o.n_ctx = options.n_ctx;
   o.kernels = options.kernels;
   o.probes = options.probes;
   o.memory_limit = options.memory_limit;
   o.progress = options.progress;
-  QC_ASSIGN(auto b, cuda::CudaBackend::create(config, weights, o));
+  return o;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> make_cuda_backend(const ModelConfig& config, const ModelWeights& weights,
+                                                   const CudaLoadOptions& options) {
+  QC_ASSIGN(auto b, cuda::CudaBackend::create(config, weights, backend_options(options)));
   return std::unique_ptr<Backend>(std::move(b));
+}
+
+Result<CudaLoadEstimate> estimate_cuda_load(const ModelConfig& config, const ModelWeights& weights,
+                                            const CudaLoadOptions& options) {
+  QC_ASSIGN(const cuda::DevicePlan d, cuda::plan_on_device(config, weights, true, backend_options(options)));
+  CudaLoadEstimate e;
+  e.device = d.device_name;
+  e.needs = d.plan.mem.total();
+  e.avail = d.req.avail;
+  e.fits = d.plan.fits;
+  e.fit_ctx = d.fit_ctx;
+  e.parts = d.plan.mem.describe();
+  return e;
 }
 
 }  // namespace qc

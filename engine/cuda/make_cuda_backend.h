@@ -28,4 +28,18 @@ struct CudaLoadOptions {
 Result<std::unique_ptr<Backend>> make_cuda_backend(const ModelConfig& config, const ModelWeights& weights,
                                                    const CudaLoadOptions& options);
 
+// What a load would put on the device, asked before loading (the app's model panel): the same plan the load
+// makes (cuda/device_plan.h), without allocating. Errors as make_cuda_backend's, except that a model that
+// does not fit is an estimate with fits = false and the largest context that does.
+struct CudaLoadEstimate {
+  std::string device;      // the card's name
+  uint64_t needs = 0;      // bytes the load allocates on the device
+  uint64_t avail = 0;      // free device memory, or the memory limit
+  bool fits = false;       // needs + the runtime's reserve <= avail
+  int fit_ctx = -1;        // !fits: the largest context that fits (0: none)
+  std::string parts;       // "19.23 GiB (weights 15.65, KV cache 2.12 for n_ctx=32768, ...)"
+};
+Result<CudaLoadEstimate> estimate_cuda_load(const ModelConfig& config, const ModelWeights& weights,
+                                            const CudaLoadOptions& options);
+
 }  // namespace qc

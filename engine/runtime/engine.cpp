@@ -4,6 +4,7 @@
 
 #include "gguf/reader.h"
 #include "model/config.h"
+#include "model/model.h"
 #include "reference/reference_backend.h"
 #ifdef QWENCHAT_HAVE_CUDA_BACKEND
 #include "cuda/make_cuda_backend.h"
@@ -54,6 +55,31 @@ Result<LoadEstimate> estimate_load(const EngineOptions& options) {
   o.probes = options.probes;
   e.state_bytes = reference_state_bytes(c, o);
   e.architecture = c.architecture;
+  if (options.backend == BackendKind::kCuda) {
+#ifdef QWENCHAT_HAVE_CUDA_BACKEND
+    // The weights' views need the model's tensor table (a memory map, nothing read); the plan queries the
+    // device and allocates nothing.
+    CudaLoadOptions co;
+    co.n_ctx = e.n_ctx;
+    co.kernels = options.kernels;
+    co.probes = options.probes;
+    co.memory_limit = options.gpu_memory_limit;
+    auto model = Model::from_file(std::move(file));
+    Result<CudaLoadEstimate> d = model.ok() ? estimate_cuda_load((*model)->config(), (*model)->weights(), co)
+                                            : Result<CudaLoadEstimate>(model.error());
+    if (d.ok()) {
+      e.device = d->device;
+      e.device_bytes = d->needs;
+      e.device_avail = d->avail;
+      e.device_fits = d->fits;
+      e.device_fit_ctx = d->fit_ctx;
+    } else {
+      e.device_error = d.error().message;
+    }
+#else
+    e.device_error = "the CUDA backend is not available in this build";
+#endif
+  }
   return e;
 }
 

@@ -67,6 +67,13 @@ struct LoadEstimate {
   int n_ctx_train = 0;       // 0 when the file does not say
   uint64_t state_bytes = 0;  // caches and scratch for n_ctx positions
   std::string architecture;
+  // Backend kCuda: the device's own plan (what the load would allocate there) or why there is none.
+  std::string device;        // the card's name; empty when not planned
+  std::string device_error;  // why not ("no CUDA device: ...", "the CUDA backend is not available ...")
+  uint64_t device_bytes = 0;  // what the load allocates on the device
+  uint64_t device_avail = 0;  // free device memory, or the GPU memory limit
+  bool device_fits = false;
+  int device_fit_ctx = -1;    // !device_fits: the largest context that fits (0: none)
   uint64_t total_bytes() const { return file_bytes + state_bytes; }
 };
 Result<LoadEstimate> estimate_load(const EngineOptions& options);
