@@ -272,7 +272,7 @@ step_kqfile() {
   echo "[ mkmodel  ] 27b q4_k_m on $(nproc) threads: rc=$rc $(echo "$t1 - $t0" | bc 2>/dev/null || python3 -c "print($t1-$t0)") s, $(stat -c %s "$f" 2>/dev/null) bytes" |
     tee -a "$OUT/kqfile_mkmodel.log"
   [[ $rc -eq 0 ]] || return $rc
-  timeout 200 "$DECODE_BIN" --model "$f" --variants tile --contexts 0,32768 --tokens 32 --prefill 2048 \
+  timeout 150 "$DECODE_BIN" --model "$f" --variants tile --contexts 0 --tokens 32 --prefill 2048 \
     --budget 120 > "$OUT/kqfile_decode.log" 2>&1 || rc=$?
   grep -E "^model:|^loaded|prefill +[0-9]+ tokens|ERROR" "$OUT/kqfile_decode.log" | head -6
   sed -n '/==== summary/,$p' "$OUT/kqfile_decode.log" | head -8
