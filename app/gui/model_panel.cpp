@@ -213,11 +213,15 @@ void ModelPanel::estimate(UiContext& ctx) {
   o.model_path = path_;
   o.n_ctx = s.n_ctx;
   o.probes = s.probes;
+  o.gpu_memory_limit = static_cast<uint64_t>(s.gpu_memory_mb) << 20;
   auto kind = parse_backend_kind(ctx.config.backend);
   o.backend = kind.ok() ? *kind : BackendKind::kCpu;
   std::error_code ec;
   const auto mtime = std::filesystem::last_write_time(path_, ec);
+  // The CUDA part asks the device for its free memory: once per file, context, backend and limit, not per
+  // frame (a load elsewhere on the card changes it: the load itself re-plans).
   const std::string key = path_ + "|" + std::to_string(o.n_ctx) + "|" + ctx.config.backend + "|" +
+                          std::to_string(s.gpu_memory_mb) + "|" +
                           std::to_string(ec ? 0 : mtime.time_since_epoch().count());
   if (key != estimate_key_) {  // the header is parsed once per file, context and backend
     estimate_key_ = key;
@@ -233,12 +237,38 @@ void ModelPanel::estimate(UiContext& ctx) {
   text_wrapped_colored(ctx.theme.text_muted, "Memory estimate: %s = %s weights (the file, memory-mapped) + %s "
                        "caches for a %d-token context%s",
                        format_bytes(e.total_bytes()).c_str(), format_bytes(e.file_bytes).c_str(),
-                       format_bytes(e.state_bytes).c_str(), e.n_ctx,
-                       cuda ? " (CUDA: about that much GPU memory, weights copied to the device)" : "");
+                       format_bytes(e.state_bytes).c_str(), e.n_ctx, cuda ? " on the CPU" : "");
   item_tooltip("Read from the file's header before loading; the CPU backend allocates exactly these caches "
                "(key/value caches of the attention layers, Gated DeltaNet states, scratch). Context length is "
                "in Settings > Engine%s.",
                e.n_ctx_train > 0 ? (" (this model was trained for " + std::to_string(e.n_ctx_train) + ")").c_str() : "");
+  if (cuda) device_estimate(ctx, e);
+}
+
+// The CUDA load's own plan (engine.h LoadEstimate's device part): what it puts on the card against what is
+// free there, and where it would not fit, the largest context that does, one click away.
+void ModelPanel::device_estimate(UiContext& ctx, const LoadEstimate& e) {
+  if (e.device.empty()) {
+    text_wrapped_colored(ctx.theme.text_muted, "GPU: %s", e.device_error.c_str());
+    return;
+  }
+  if (e.device_fits) {
+    text_wrapped_colored(ctx.theme.text_muted, "GPU (%s): the load takes %s of the %s free: fits", e.device.c_str(),
+                         format_bytes(e.device_bytes).c_str(), format_bytes(e.device_avail).c_str());
+    return;
+  }
+  text_wrapped_colored(ctx.theme.warning, "GPU (%s): the load would take %s but %s are free: %s", e.device.c_str(),
+                       format_bytes(e.device_bytes).c_str(), format_bytes(e.device_avail).c_str(),
+                       e.device_fit_ctx > 0 ? ("a context of up to " + std::to_string(e.device_fit_ctx) + " tokens fits")
+                                                  .c_str()
+                                            : "the weights alone do not fit (a smaller quantisation, or the CPU backend)");
+  if (e.device_fit_ctx > 0 && ImGui::Button("Use that context")) {
+    ctx.config.settings.n_ctx = e.device_fit_ctx;
+    ctx.config.settings.clamp();
+    ctx.requests.save_config = true;
+    if (ctx.model.facts) ctx.worker.post(UpdateSettingsCommand{ctx.config.settings.engine()});  // a loaded model
+    ctx.notices.info("context length set to " + std::to_string(e.device_fit_ctx) + " tokens (Settings > Engine)");
+  }
 }
 
 void ModelPanel::remote_section(UiContext& ctx) {

@@ -39,6 +39,7 @@ class ModelPanel {
   void progress(UiContext& ctx);
   void facts(UiContext& ctx);
   void estimate(UiContext& ctx);  // the memory a load of path_ would take (qwenchat/engine.h estimate_load)
+  void device_estimate(UiContext& ctx, const LoadEstimate& e);  // its CUDA part
 
   std::string path_;
   static inline std::string remote_key_;  // typed API key, this session only
