@@ -8,7 +8,10 @@
 // instructions per weight: issue-bound well below the memory floor on a 27B) and reads 128 bytes of
 // activations per token per 32 weights from L1. The quantised forms (kH, kHL) work on the quants as
 // integers, 8 dp4a per piece and word (+8 for the activation sum of Q4_K/Q5_K's min) and one float
-// multiply-add per piece, and read 32 (h) or 64 (hl) activation bytes per token per piece.
+// multiply-add per piece, and read 32 (h) or 64 (hl) activation bytes per token per piece. Measured on the
+// H200 (2026-12-05): 34-64% of the read ceiling at M = 1 for Q4_K / Q6_K, against the 80% target; what is
+// still in the way is the instruction count per weight (~2.7 for Q4_K hl) and one piece per lane in
+// flight. docs/PERFORMANCE.md has the sweep and the next steps.
 #include "block_quant.cuh"
 #include "common.cuh"
 #include "gemv_block.h"
@@ -304,8 +307,11 @@ GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
                  "gemv_block: warps_per_row must be 1, 2, 4 or 8, got " + std::to_string(a.warps_per_row));
   int rows_per_warp = 1;
   if (a.format != ActFormat::kF32) {
-    if (a.rows_per_warp == 0) a.rows_per_warp = 1;
-    if (a.unroll == 0) a.unroll = a.rows_per_warp == 2 ? 2 : a.m == 1 ? 4 : 2;
+    // Auto: one piece per lane in flight; two rows per warp from M = 2. The H200 sweep (docs/PERFORMANCE.md
+    // 2026-12-05): unrolling U = 2, 4 is slower everywhere (registers: fewer warps per SM); R = 2 is
+    // 1.3-1.7x faster at M = 2..4, and at M = 1 within a few percent of R = 1 either way (Q5_K: 20% slower).
+    if (a.rows_per_warp == 0) a.rows_per_warp = a.m == 1 ? 1 : 2;
+    if (a.unroll == 0) a.unroll = 1;
     QC_GPU_REQUIRE((a.rows_per_warp == 1 && (a.unroll == 1 || a.unroll == 2 || a.unroll == 4)) ||
                        (a.rows_per_warp == 2 && (a.unroll == 1 || a.unroll == 2)),
                    "gemv_block: (unroll, rows_per_warp) must be (1|2|4, 1) or (1|2, 2), got (" +

@@ -29,9 +29,9 @@ struct GemvBlockArgs {
   int ld_residual = 0;
   int m = 1;
   int warps_per_row = 0;  // 0 = auto: 8 (one block per row) for small N, else 1
-  int unroll = 0;         // kH / kHL: pieces per lane and row in flight, 1, 2 or 4 (same bits); 0 = auto
+  int unroll = 0;         // kH / kHL: pieces per lane and row in flight, 1, 2 or 4 (same bits); 0 = auto (1)
   int rows_per_warp = 0;  // kH / kHL: rows per warp sharing the activation loads, 1 or 2 (with unroll <= 2;
-                          // same bits); 0 = auto
+                          // same bits); 0 = auto (1 at M = 1, else 2)
   bool pdl = false;
 };
 GpuStatus gemv_block(const GemvBlockArgs& args, cudaStream_t stream);
