@@ -184,35 +184,118 @@ __device__ __forceinline__ uint32_t word_of(const uint4& v, int i) {
 }
 }  // namespace bq
 
+// A piece's bytes as loaded (RawPiece<T>, from load_piece) and as integers (int_piece). The split lets a
+// GEMV issue the next piece's loads before it decodes the current one: a raw piece is what a lane holds
+// in flight (Q4_K 12 registers, Q5_K 20, Q6_K 20, Q4_0 9, Q5_0 11).
 template <BlockType T>
-__device__ __forceinline__ void int_piece(const uint8_t* b, int s, IntPiece& p);
+struct RawPiece;
+
+namespace bq {
+// 32 bytes at a 2-byte aligned p as 9 aligned 4-byte words from p rounded down to 4 (realigned by
+// words_from_9): reads up to 4 bytes past p + 32 and 2 before p; callers keep both inside the block (or the
+// matrix, which starts 4-byte aligned).
+__device__ __forceinline__ void ld_9_words(const uint8_t* p, uint32_t (&w)[9]) {
+  const uint32_t* base = reinterpret_cast<const uint32_t*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{3});
+#pragma unroll
+  for (int i = 0; i < 9; ++i) w[i] = __ldg(base + i);
+}
+// The 8 words of the 32 bytes at p from the 9 ld_9_words loaded: a funnel shift by p's offset in its word.
+__device__ __forceinline__ void words_from_9(const uint32_t (&w)[9], uint32_t shift_bits, uint32_t (&out)[8]) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i) out[i] = __funnelshift_r(w[i], w[i + 1], shift_bits);
+}
+}  // namespace bq
 
 template <>
-__device__ __forceinline__ void int_piece<BlockType::kQ4_0>(const uint8_t* b, int, IntPiece& p) {
-  uint32_t w[9];
+struct RawPiece<BlockType::kQ4_0> {
+  uint32_t w[9];  // 16-bit words: d, 16 bytes of quants
+};
+template <>
+struct RawPiece<BlockType::kQ5_0> {
+  uint32_t w[11];  // 16-bit words: d, qh (2 words), 16 bytes of quants
+};
+template <>
+struct RawPiece<BlockType::kQ4_K> {
+  uint4 h, q0, q1;  // header (d, dmin, scales), the 32 quant bytes whose low or high nibbles are the piece
+};
+template <>
+struct RawPiece<BlockType::kQ5_K> {
+  uint4 h, qh0, qh1, q0, q1;  // header, the 32 high-bit bytes, the 32 low-nibble bytes
+};
+template <>
+struct RawPiece<BlockType::kQ6_K> {
+  uint32_t wl[9], wh[9];  // ql and qh's 32 bytes as 9 aligned words each (bq::ld_9_words)
+  uint32_t sc2, d;        // the two signed sub-scales, d's f16 bits
+  uint32_t shift;         // funnel shift realigning both (ql and qh sit at even multiples of 32 from the block)
+};
+
+template <BlockType T>
+__device__ __forceinline__ RawPiece<T> load_piece(const uint8_t* b, int s);
+
+template <>
+__device__ __forceinline__ RawPiece<BlockType::kQ4_0> load_piece<BlockType::kQ4_0>(const uint8_t* b, int) {
+  RawPiece<BlockType::kQ4_0> r;
 #pragma unroll
-  for (int i = 0; i < 9; ++i) w[i] = bq::ld_u16(b + 2 * i);
-  p.a0 = p.a1 = bq::f16_bits(w[0]);
+  for (int i = 0; i < 9; ++i) r.w[i] = bq::ld_u16(b + 2 * i);
+  return r;
+}
+template <>
+__device__ __forceinline__ RawPiece<BlockType::kQ5_0> load_piece<BlockType::kQ5_0>(const uint8_t* b, int) {
+  RawPiece<BlockType::kQ5_0> r;
+#pragma unroll
+  for (int i = 0; i < 11; ++i) r.w[i] = bq::ld_u16(b + 2 * i);
+  return r;
+}
+template <>
+__device__ __forceinline__ RawPiece<BlockType::kQ4_K> load_piece<BlockType::kQ4_K>(const uint8_t* b, int s) {
+  const uint8_t* qs = b + 16 + (s >> 1) * 32;
+  return {bq::ld_u128(b), bq::ld_u128(qs), bq::ld_u128(qs + 16)};
+}
+template <>
+__device__ __forceinline__ RawPiece<BlockType::kQ5_K> load_piece<BlockType::kQ5_K>(const uint8_t* b, int s) {
+  const uint8_t* qs = b + 48 + (s >> 1) * 32;
+  return {bq::ld_u128(b), bq::ld_u128(b + 16), bq::ld_u128(b + 32), bq::ld_u128(qs), bq::ld_u128(qs + 16)};
+}
+// Q6_K: ql (32 bytes at offset 0..96 of the block) and qh (at 128..160) as realigned 4-byte words: the
+// block is 2-byte aligned and the reads stay inside [block - 2, block + 196], inside the matrix for every
+// block but the first, which is 4-byte aligned (no bytes before it are read).
+template <>
+__device__ __forceinline__ RawPiece<BlockType::kQ6_K> load_piece<BlockType::kQ6_K>(const uint8_t* b, int s) {
+  const int half = s >> 2, sub = s & 3;
+  const uint8_t* ql = b + half * 64 + (sub & 1) * 32;
+  const uint8_t* qh = b + 128 + half * 32;
+  RawPiece<BlockType::kQ6_K> r;
+  bq::ld_9_words(ql, r.wl);
+  bq::ld_9_words(qh, r.wh);
+  r.sc2 = bq::ld_u16(b + 192 + half * 8 + 2 * sub);
+  r.d = bq::ld_u16(b + 208);
+  r.shift = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(b) & 2u) * 8u;
+  return r;
+}
+
+template <BlockType T>
+__device__ __forceinline__ void int_piece(const RawPiece<T>& r, int s, IntPiece& p);
+
+template <>
+__device__ __forceinline__ void int_piece<BlockType::kQ4_0>(const RawPiece<BlockType::kQ4_0>& r, int, IntPiece& p) {
+  p.a0 = p.a1 = bq::f16_bits(r.w[0]);
   p.mn = 0.0f;
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const uint32_t qs = bq::word_u16(w + 1, i);
+    const uint32_t qs = bq::word_u16(r.w + 1, i);
     p.q[i] = static_cast<int>(__vsub4(qs & 0x0F0F0F0Fu, 0x08080808u));
     p.q[i + 4] = static_cast<int>(__vsub4((qs >> 4) & 0x0F0F0F0Fu, 0x08080808u));
   }
 }
 
 template <>
-__device__ __forceinline__ void int_piece<BlockType::kQ5_0>(const uint8_t* b, int, IntPiece& p) {
-  uint32_t w[11];
-#pragma unroll
-  for (int i = 0; i < 11; ++i) w[i] = bq::ld_u16(b + 2 * i);
-  p.a0 = p.a1 = bq::f16_bits(w[0]);
+__device__ __forceinline__ void int_piece<BlockType::kQ5_0>(const RawPiece<BlockType::kQ5_0>& r, int, IntPiece& p) {
+  p.a0 = p.a1 = bq::f16_bits(r.w[0]);
   p.mn = 0.0f;
-  const uint32_t qh = w[1] | (w[2] << 16);
+  const uint32_t qh = r.w[1] | (r.w[2] << 16);
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const uint32_t qs = bq::word_u16(w + 3, i);
+    const uint32_t qs = bq::word_u16(r.w + 3, i);
     p.q[i] = static_cast<int>(__vsub4((qs & 0x0F0F0F0Fu) | bq::spread4_to_bit4(qh >> (4 * i)), 0x10101010u));
     p.q[i + 4] =
         static_cast<int>(__vsub4(((qs >> 4) & 0x0F0F0F0Fu) | bq::spread4_to_bit4(qh >> (16 + 4 * i)), 0x10101010u));
@@ -220,64 +303,37 @@ __device__ __forceinline__ void int_piece<BlockType::kQ5_0>(const uint8_t* b, in
 }
 
 template <>
-__device__ __forceinline__ void int_piece<BlockType::kQ4_K>(const uint8_t* b, int s, IntPiece& p) {
-  const uint4 h = bq::ld_u128(b);
-  const uint8_t* qs = b + 16 + (s >> 1) * 32;
-  const uint4 q0 = bq::ld_u128(qs), q1 = bq::ld_u128(qs + 16);
-  bq::k4_sub_block(h, s, &p.a0, &p.mn);
+__device__ __forceinline__ void int_piece<BlockType::kQ4_K>(const RawPiece<BlockType::kQ4_K>& r, int s, IntPiece& p) {
+  bq::k4_sub_block(r.h, s, &p.a0, &p.mn);
   p.a1 = p.a0;
   const int shift = (s & 1) * 4;
 #pragma unroll
   for (int i = 0; i < 8; ++i)
-    p.q[i] = static_cast<int>((bq::word_of(i < 4 ? q0 : q1, i & 3) >> shift) & 0x0F0F0F0Fu);
+    p.q[i] = static_cast<int>((bq::word_of(i < 4 ? r.q0 : r.q1, i & 3) >> shift) & 0x0F0F0F0Fu);
 }
 
 template <>
-__device__ __forceinline__ void int_piece<BlockType::kQ5_K>(const uint8_t* b, int s, IntPiece& p) {
-  const uint4 h = bq::ld_u128(b);
-  const uint4 qh0 = bq::ld_u128(b + 16), qh1 = bq::ld_u128(b + 32);
-  const uint8_t* qs = b + 48 + (s >> 1) * 32;
-  const uint4 q0 = bq::ld_u128(qs), q1 = bq::ld_u128(qs + 16);
-  bq::k4_sub_block(h, s, &p.a0, &p.mn);
+__device__ __forceinline__ void int_piece<BlockType::kQ5_K>(const RawPiece<BlockType::kQ5_K>& r, int s, IntPiece& p) {
+  bq::k4_sub_block(r.h, s, &p.a0, &p.mn);
   p.a1 = p.a0;
   const int shift = (s & 1) * 4;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    const uint32_t lo = (bq::word_of(i < 4 ? q0 : q1, i & 3) >> shift) & 0x0F0F0F0Fu;
-    const uint32_t hi = ((bq::word_of(i < 4 ? qh0 : qh1, i & 3) >> s) & 0x01010101u) << 4;
+    const uint32_t lo = (bq::word_of(i < 4 ? r.q0 : r.q1, i & 3) >> shift) & 0x0F0F0F0Fu;
+    const uint32_t hi = ((bq::word_of(i < 4 ? r.qh0 : r.qh1, i & 3) >> s) & 0x01010101u) << 4;
     p.q[i] = static_cast<int>(lo | hi);
   }
 }
 
-namespace bq {
-// 32 bytes at a 2-byte aligned p as 8 words: 9 aligned 4-byte loads from p rounded down to 4, realigned by
-// a funnel shift (instead of 16 2-byte loads). Reads up to 4 bytes past p + 32 and 2 before p; callers keep
-// both inside the block (or the matrix, which starts 4-byte aligned).
-__device__ __forceinline__ void ld_32_bytes_2aligned(const uint8_t* p, uint32_t (&out)[8]) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  const uint32_t* base = reinterpret_cast<const uint32_t*>(a & ~uintptr_t{3});
-  const uint32_t sh = static_cast<uint32_t>(a & 2u) * 8u;
-  uint32_t w[9];
-#pragma unroll
-  for (int i = 0; i < 9; ++i) w[i] = __ldg(base + i);
-#pragma unroll
-  for (int i = 0; i < 8; ++i) out[i] = __funnelshift_r(w[i], w[i + 1], sh);
-}
-}  // namespace bq
-
-// Q6_K: ql (32 bytes at offset 0..96 of the block) and qh (at 128..160) load as realigned 4-byte words: the
-// block is 2-byte aligned and the reads stay inside [block - 2, block + 196], inside the matrix for every
-// block but the first, which is 4-byte aligned (no bytes before it are read).
 template <>
-__device__ __forceinline__ void int_piece<BlockType::kQ6_K>(const uint8_t* b, int s, IntPiece& p) {
-  const int half = s >> 2, sub = s & 3;
+__device__ __forceinline__ void int_piece<BlockType::kQ6_K>(const RawPiece<BlockType::kQ6_K>& r, int s, IntPiece& p) {
+  const int sub = s & 3;
   uint32_t wl[8], wh[8];
-  bq::ld_32_bytes_2aligned(b + half * 64 + (sub & 1) * 32, wl);
-  bq::ld_32_bytes_2aligned(b + 128 + half * 32, wh);
-  const uint32_t sc2 = bq::ld_u16(b + 192 + half * 8 + 2 * sub);
-  const float d = bq::f16_bits(bq::ld_u16(b + 208));
-  p.a0 = __fmul_rn(d, static_cast<float>(static_cast<int8_t>(sc2 & 0xffu)));
-  p.a1 = __fmul_rn(d, static_cast<float>(static_cast<int8_t>(sc2 >> 8)));
+  bq::words_from_9(r.wl, r.shift, wl);
+  bq::words_from_9(r.wh, r.shift, wh);
+  const float d = bq::f16_bits(r.d);
+  p.a0 = __fmul_rn(d, static_cast<float>(static_cast<int8_t>(r.sc2 & 0xffu)));
+  p.a1 = __fmul_rn(d, static_cast<float>(static_cast<int8_t>(r.sc2 >> 8)));
   p.mn = 0.0f;
   const int nib = (sub >> 1) * 4, hs = 2 * sub;
 #pragma unroll
@@ -286,6 +342,12 @@ __device__ __forceinline__ void int_piece<BlockType::kQ6_K>(const uint8_t* b, in
     const uint32_t hi = ((wh[i] >> hs) & 0x03030303u) << 4;
     p.q[i] = static_cast<int>(__vsub4(lo | hi, 0x20202020u));
   }
+}
+
+// Load and decode in one step.
+template <BlockType T>
+__device__ __forceinline__ void int_piece(const uint8_t* b, int s, IntPiece& p) {
+  int_piece<T>(load_piece<T>(b, s), s, p);
 }
 
 // The one map from a runtime BlockType to the templates: f(std::integral_constant<BlockType, T>{}) for

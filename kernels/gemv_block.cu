@@ -80,56 +80,74 @@ __global__ void __launch_bounds__(kThreads) gemv_block_kernel(const GemvBlockArg
   }
 }
 
+// The activation words of piece p of token row m: written by the kernel before this one, so read with
+// ordinary loads after pdl_wait() (common.cuh), never through the read-only path.
+struct PieceActs {
+  int4 h0, h1, l0, l1;
+};
+template <bool HL>
+__device__ __forceinline__ PieceActs piece_acts(const QActIn& xq, int m, int p) {
+  PieceActs a{};
+  const int4* xh = reinterpret_cast<const int4*>(xq.hi + static_cast<size_t>(m) * xq.ld + p * 32);
+  a.h0 = xh[0];
+  a.h1 = xh[1];
+  if constexpr (HL) {
+    const int4* xl = reinterpret_cast<const int4*>(xq.lo + static_cast<size_t>(m) * xq.ld + p * 32);
+    a.l0 = xl[0];
+    a.l1 = xl[1];
+  }
+  return a;
+}
+
+// The sum of the values a piece's words stand for, in units of the piece's scale (hl: of scale / 127):
+// what Q4_K / Q5_K's min term multiplies. Exact in int (|.| <= 32 * 16256).
+template <bool HL>
+__device__ __forceinline__ int piece_act_sum(const PieceActs& a) {
+  constexpr int kOnes = 0x01010101;
+  auto sum8 = [](const int4& x, const int4& y) {
+    int s = __dp4a(kOnes, x.x, __dp4a(kOnes, x.y, __dp4a(kOnes, x.z, __dp4a(kOnes, x.w, 0))));
+    return __dp4a(kOnes, y.x, __dp4a(kOnes, y.y, __dp4a(kOnes, y.z, __dp4a(kOnes, y.w, s))));
+  };
+  const int sh = sum8(a.h0, a.h1);
+  if constexpr (HL) return 127 * sh + sum8(a.l0, a.l1);
+  return sh;
+}
+
 // One piece of R rows' contribution to the M token rows: the integer dot products of the rows' quants
 // with the activation words (dp4a), scaled by each row's factors, added to acc once. The activation words
-// and their sums (for Q4_K/Q5_K's min) are loaded and formed once for all R rows.
-template <BlockType T, int M, bool HL, int R>
-__device__ __forceinline__ void accumulate_piece(const IntPiece (&w)[R], const QActIn& xq, int p,
-                                                 float (&acc)[R][M]) {
+// and their sums (for Q4_K/Q5_K's min) are loaded and formed once for all R rows; with kSums the sums come
+// from shared memory (formed once per block, `sums` [M][pieces]).
+template <BlockType T, int M, bool HL, int R, bool kSums>
+__device__ __forceinline__ void accumulate_piece(const IntPiece (&w)[R], const QActIn& xq, int p, int pieces,
+                                                 const int* sums, float (&acc)[R][M]) {
   constexpr bool kMin = T == BlockType::kQ4_K || T == BlockType::kQ5_K;
   constexpr bool kTwoScales = T == BlockType::kQ6_K;
-  constexpr int kOnes = 0x01010101;
 #pragma unroll
   for (int m = 0; m < M; ++m) {
-    const int4* xh = reinterpret_cast<const int4*>(xq.hi + static_cast<size_t>(m) * xq.ld + p * 32);
-    const int4 h0 = __ldg(xh), h1 = __ldg(xh + 1);
-    int4 l0{}, l1{};
-    if constexpr (HL) {
-      const int4* xl = reinterpret_cast<const int4*>(xq.lo + static_cast<size_t>(m) * xq.ld + p * 32);
-      l0 = __ldg(xl);
-      l1 = __ldg(xl + 1);
-    }
+    const PieceActs x = piece_acts<HL>(xq, m, p);
     int sx = 0;
-    if constexpr (kMin) {
-      sx = __dp4a(kOnes, h0.x, __dp4a(kOnes, h0.y, __dp4a(kOnes, h0.z, __dp4a(kOnes, h0.w, 0))));
-      sx = __dp4a(kOnes, h1.x, __dp4a(kOnes, h1.y, __dp4a(kOnes, h1.z, __dp4a(kOnes, h1.w, sx))));
-      if constexpr (HL) {
-        int sl = __dp4a(kOnes, l0.x, __dp4a(kOnes, l0.y, __dp4a(kOnes, l0.z, __dp4a(kOnes, l0.w, 0))));
-        sl = __dp4a(kOnes, l1.x, __dp4a(kOnes, l1.y, __dp4a(kOnes, l1.z, __dp4a(kOnes, l1.w, sl))));
-        sx = 127 * sx + sl;
-      }
-    }
-    float unit = __ldg(xq.scale + static_cast<size_t>(m) * xq.ld_scale + p);
+    if constexpr (kMin) sx = kSums ? sums[m * pieces + p] : piece_act_sum<HL>(x);
+    float unit = xq.scale[static_cast<size_t>(m) * xq.ld_scale + p];
     if constexpr (HL) unit = __fmul_rn(unit, 1.0f / 127.0f);
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      int d0 = __dp4a(w[r].q[0], h0.x, 0), d1 = __dp4a(w[r].q[4], h1.x, 0);
-      d0 = __dp4a(w[r].q[1], h0.y, d0);
-      d0 = __dp4a(w[r].q[2], h0.z, d0);
-      d0 = __dp4a(w[r].q[3], h0.w, d0);
-      d1 = __dp4a(w[r].q[5], h1.y, d1);
-      d1 = __dp4a(w[r].q[6], h1.z, d1);
-      d1 = __dp4a(w[r].q[7], h1.w, d1);
+      int d0 = __dp4a(w[r].q[0], x.h0.x, 0), d1 = __dp4a(w[r].q[4], x.h1.x, 0);
+      d0 = __dp4a(w[r].q[1], x.h0.y, d0);
+      d0 = __dp4a(w[r].q[2], x.h0.z, d0);
+      d0 = __dp4a(w[r].q[3], x.h0.w, d0);
+      d1 = __dp4a(w[r].q[5], x.h1.y, d1);
+      d1 = __dp4a(w[r].q[6], x.h1.z, d1);
+      d1 = __dp4a(w[r].q[7], x.h1.w, d1);
       if constexpr (HL) {
         // hi + lo / 127 as one integer: 127 hi + lo (|.| <= 16256 per value; a piece's sums stay below
         // 2^24, so their float conversions below are exact).
-        int e0 = __dp4a(w[r].q[0], l0.x, 0), e1 = __dp4a(w[r].q[4], l1.x, 0);
-        e0 = __dp4a(w[r].q[1], l0.y, e0);
-        e0 = __dp4a(w[r].q[2], l0.z, e0);
-        e0 = __dp4a(w[r].q[3], l0.w, e0);
-        e1 = __dp4a(w[r].q[5], l1.y, e1);
-        e1 = __dp4a(w[r].q[6], l1.z, e1);
-        e1 = __dp4a(w[r].q[7], l1.w, e1);
+        int e0 = __dp4a(w[r].q[0], x.l0.x, 0), e1 = __dp4a(w[r].q[4], x.l1.x, 0);
+        e0 = __dp4a(w[r].q[1], x.l0.y, e0);
+        e0 = __dp4a(w[r].q[2], x.l0.z, e0);
+        e0 = __dp4a(w[r].q[3], x.l0.w, e0);
+        e1 = __dp4a(w[r].q[5], x.l1.y, e1);
+        e1 = __dp4a(w[r].q[6], x.l1.z, e1);
+        e1 = __dp4a(w[r].q[7], x.l1.w, e1);
         d0 = 127 * d0 + e0;
         d1 = 127 * d1 + e1;
       }
@@ -143,44 +161,69 @@ __device__ __forceinline__ void accumulate_piece(const IntPiece (&w)[R], const Q
 }
 
 // The quantised-activation form: the schedule and summation order of the f32 form (a lane's pieces in
-// ascending order) for R consecutive rows per warp, with U pieces per lane and row decoded (their loads
-// issued) before the first is used. Every U and R gives the same bits: a row's sum never depends on them.
-// More bytes in flight per warp is what a memory-bound GEMV needs when the grid has fewer warps than the
-// SMs hold (N = 5120 rows: ~39 warps per SM); R > 1 also shares the activation loads and sums.
-template <BlockType T, int M, bool HL, int U, int R>
+// ascending order) for R consecutive rows per warp. Every R, kPipe and kSums gives the same bits: a row's
+// sum never depends on them.
+// - The first piece's weight loads are issued before pdl_wait(): nothing writes weights, so they may be in
+//   flight while the kernel before this one drains.
+// - kPipe: a lane issues its next piece's loads (the raw bytes, block_quant.cuh RawPiece) before it
+//   decodes the current one, so two pieces per lane and row are in flight; without it one is.
+// - kSums (Q4_K / Q5_K): the activation sums of every piece and token row are formed once per block into
+//   shared memory (M x K/32 ints) instead of once per piece and row (16 dp4a a piece in hl).
+// - R > 1 shares the activation loads and sums between rows.
+template <BlockType T, int M, bool HL, int R, bool kPipe, bool kSums>
 __global__ void __launch_bounds__(kThreads) gemv_block_q_kernel(const GemvBlockArgs a) {
+  extern __shared__ int act_sums[];  // kSums: [M][pieces]
   __shared__ float part[R][M][kWarps];
-  pdl_wait();
-  pdl_trigger();
   constexpr int P = block_pieces(T);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wpr = a.warps_per_row;
   const int row0 = (blockIdx.x * (kWarps / wpr) + warp / wpr) * R;
   const int piece0 = warp % wpr;
+  const int pieces = a.w.cols / 32, stride = 32 * wpr;
+  const bool active = row0 < a.w.rows;
+  const size_t row_bytes = a.w.row_bytes();
+  const uint8_t* wrow[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r)  // rows past N read row row0 again (discarded at the store)
+    wrow[r] = a.w.data + static_cast<size_t>(row0 + r < a.w.rows ? row0 + r : row0) * row_bytes;
+  // A lane's piece p, clamped to the row's last piece past its end (the loads stay inside the row; the
+  // result is not used).
+  auto load = [&](int p, RawPiece<T>(&raw)[R]) {
+    p = min(p, pieces - 1);
+#pragma unroll
+    for (int r = 0; r < R; ++r) raw[r] = load_piece<T>(wrow[r] + static_cast<size_t>(p / P) * block_bytes(T), p % P);
+  };
+  RawPiece<T> cur[R];
+  int p = piece0 * 32 + lane;
+  if (active) load(p, cur);
+  pdl_wait();
+  pdl_trigger();
+  if constexpr (kSums) {
+    for (int i = threadIdx.x; i < M * pieces; i += kThreads) {
+      const int m = i / pieces, q = i - m * pieces;
+      act_sums[i] = piece_act_sum<HL>(piece_acts<HL>(a.xq, m, q));
+    }
+    __syncthreads();
+  }
   float acc[R][M];
 #pragma unroll
   for (int r = 0; r < R; ++r)
 #pragma unroll
     for (int m = 0; m < M; ++m) acc[r][m] = 0.0f;
-  if (row0 < a.w.rows) {
-    const size_t row_bytes = a.w.row_bytes();
-    const uint8_t* wrow[R];
+  if (active) {
+    for (; p < pieces; p += stride) {
+      RawPiece<T> next[R];
+      if constexpr (kPipe) load(p + stride, next);
+      IntPiece w[R];
 #pragma unroll
-    for (int r = 0; r < R; ++r)  // rows past N read row row0 again (discarded at the store)
-      wrow[r] = a.w.data + static_cast<size_t>(row0 + r < a.w.rows ? row0 + r : row0) * row_bytes;
-    const int pieces = a.w.cols / 32, stride = 32 * wpr;
-    for (int p0 = piece0 * 32 + lane; p0 < pieces; p0 += stride * U) {
-      IntPiece w[U][R];
+      for (int r = 0; r < R; ++r) int_piece<T>(cur[r], p % P, w[r]);
+      accumulate_piece<T, M, HL, R, kSums>(w, a.xq, p, pieces, act_sums, acc);
+      if constexpr (kPipe) {
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        // Past the row's end the last piece is decoded again (the loads stay inside the row) and skipped.
-        const int p = min(p0 + u * stride, pieces - 1);
-#pragma unroll
-        for (int r = 0; r < R; ++r) int_piece<T>(wrow[r] + static_cast<size_t>(p / P) * block_bytes(T), p % P, w[u][r]);
+        for (int r = 0; r < R; ++r) cur[r] = next[r];
+      } else if (p + stride < pieces) {
+        load(p + stride, cur);
       }
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-        if (p0 + u * stride < pieces) accumulate_piece<T, M, HL, R>(w[u], a.xq, p0 + u * stride, acc);
     }
   }
 #pragma unroll
@@ -220,21 +263,30 @@ __global__ void __launch_bounds__(kThreads) gemv_block_q_kernel(const GemvBlockA
   }
 }
 
+template <BlockType T, int M, bool HL, int R, bool kPipe>
+cudaError_t launch_sums(const GemvBlockArgs& a, dim3 grid, cudaStream_t s) {
+  constexpr bool kMin = T == BlockType::kQ4_K || T == BlockType::kQ5_K;
+  if constexpr (kMin) {
+    if (a.act_sums == 1) {
+      const size_t smem = sizeof(int) * static_cast<size_t>(M) * static_cast<size_t>(a.w.cols / 32);
+      return launch_kernel(gemv_block_q_kernel<T, M, HL, R, kPipe, true>, grid, dim3(kThreads), smem, s, a.pdl, a);
+    }
+  }
+  return launch_kernel(gemv_block_q_kernel<T, M, HL, R, kPipe, false>, grid, dim3(kThreads), 0, s, a.pdl, a);
+}
+
 template <BlockType T, int M, bool HL>
-cudaError_t launch_unroll(const GemvBlockArgs& a, dim3 grid, cudaStream_t s) {
-  const int key = a.unroll * 10 + a.rows_per_warp;
-  switch (key) {
+cudaError_t launch_schedule(const GemvBlockArgs& a, dim3 grid, cudaStream_t s) {
+  switch (a.rows_per_warp * 10 + a.pipeline) {
     case 11:
-      return launch_kernel(gemv_block_q_kernel<T, M, HL, 1, 1>, grid, dim3(kThreads), 0, s, a.pdl, a);
+      return launch_sums<T, M, HL, 1, true>(a, grid, s);
+    case 20:
+      return launch_sums<T, M, HL, 2, false>(a, grid, s);
     case 21:
-      return launch_kernel(gemv_block_q_kernel<T, M, HL, 2, 1>, grid, dim3(kThreads), 0, s, a.pdl, a);
-    case 12:
-      return launch_kernel(gemv_block_q_kernel<T, M, HL, 1, 2>, grid, dim3(kThreads), 0, s, a.pdl, a);
-    case 22:
-      return launch_kernel(gemv_block_q_kernel<T, M, HL, 2, 2>, grid, dim3(kThreads), 0, s, a.pdl, a);
-    case 41:
+      return launch_sums<T, M, HL, 2, true>(a, grid, s);
+    case 10:
     default:
-      return launch_kernel(gemv_block_q_kernel<T, M, HL, 4, 1>, grid, dim3(kThreads), 0, s, a.pdl, a);
+      return launch_sums<T, M, HL, 1, false>(a, grid, s);
   }
 }
 
@@ -242,9 +294,9 @@ template <BlockType T, int M>
 cudaError_t launch_form(const GemvBlockArgs& a, dim3 grid, cudaStream_t s) {
   switch (a.format) {
     case ActFormat::kH:
-      return launch_unroll<T, M, false>(a, grid, s);
+      return launch_schedule<T, M, false>(a, grid, s);
     case ActFormat::kHL:
-      return launch_unroll<T, M, true>(a, grid, s);
+      return launch_schedule<T, M, true>(a, grid, s);
     case ActFormat::kF32:
     default:
       return launch_kernel(gemv_block_kernel<T, M>, grid, dim3(kThreads), 0, s, a.pdl, a);
@@ -307,15 +359,21 @@ GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
                  "gemv_block: warps_per_row must be 1, 2, 4 or 8, got " + std::to_string(a.warps_per_row));
   int rows_per_warp = 1;
   if (a.format != ActFormat::kF32) {
-    // Auto: one piece per lane in flight; two rows per warp from M = 2. The H200 sweep (docs/PERFORMANCE.md
-    // 2026-12-05): unrolling U = 2, 4 is slower everywhere (registers: fewer warps per SM); R = 2 is
-    // 1.3-1.7x faster at M = 2..4, and at M = 1 within a few percent of R = 1 either way (Q5_K: 20% slower).
+    // Auto: two rows per warp from M = 2 (the H200 sweep of 2026-12-05, docs/PERFORMANCE.md: 1.3-1.7x at
+    // M = 2..4, a wash at M = 1); one piece per lane in flight; sums per piece.
     if (a.rows_per_warp == 0) a.rows_per_warp = a.m == 1 ? 1 : 2;
-    if (a.unroll == 0) a.unroll = 1;
-    QC_GPU_REQUIRE((a.rows_per_warp == 1 && (a.unroll == 1 || a.unroll == 2 || a.unroll == 4)) ||
-                       (a.rows_per_warp == 2 && (a.unroll == 1 || a.unroll == 2)),
-                   "gemv_block: (unroll, rows_per_warp) must be (1|2|4, 1) or (1|2, 2), got (" +
-                       std::to_string(a.unroll) + ", " + std::to_string(a.rows_per_warp) + ")");
+    if (a.pipeline < 0) a.pipeline = 0;
+    if (a.act_sums < 0) a.act_sums = 0;
+    QC_GPU_REQUIRE(a.rows_per_warp == 1 || a.rows_per_warp == 2,
+                   "gemv_block: rows_per_warp must be 0 (auto), 1 or 2, got " + std::to_string(a.rows_per_warp));
+    QC_GPU_REQUIRE(a.pipeline == 0 || a.pipeline == 1,
+                   "gemv_block: pipeline must be -1 (auto), 0 or 1, got " + std::to_string(a.pipeline));
+    QC_GPU_REQUIRE(a.act_sums == 0 || a.act_sums == 1,
+                   "gemv_block: act_sums must be -1 (auto), 0 or 1, got " + std::to_string(a.act_sums));
+    // The shared sums take M x K/32 ints: within the 48 KiB a block gets without opting in (K <= 98304 at
+    // M = 4); types without a min term have nothing to sum.
+    const bool has_min = a.w.type == BlockType::kQ4_K || a.w.type == BlockType::kQ5_K;
+    if (!has_min || static_cast<size_t>(a.m) * (a.w.cols / 32) * sizeof(int) > 48 * 1024) a.act_sums = 0;
     rows_per_warp = a.rows_per_warp;
   }
   const int rows_per_block = kWarps / a.warps_per_row * rows_per_warp;

@@ -46,6 +46,7 @@ struct Options {
   bool quick = false;
   unsigned engines = 0xe;  // bit e: engine e may run
   std::vector<qc::gpu::BlockType> blocks;  // --blocks: only the read ceiling and gemv_block on these types
+  std::string block_forms, block_shapes;   // --block-forms, --block-shapes: subsets of the gemv_block sweep
 };
 
 struct Shape {
@@ -779,7 +780,7 @@ int Bench::run() {
   device_info();
   read_ceiling();
   if (!opt_.blocks.empty()) {
-    (void)block_section(opt_.blocks, stream_, ceiling_gbs_, opt_.quick);
+    (void)block_section(opt_.blocks, stream_, ceiling_gbs_, opt_.quick, opt_.block_forms, opt_.block_shapes);
     return 0;
   }
   BENCH_CHECK(cudaMalloc(&y_, static_cast<size_t>(4) * 248320 * sizeof(float)));
@@ -828,9 +829,15 @@ int main(int argc, char** argv) {
         std::printf("--blocks: expected a list of q4_0, q5_0, q4_k, q5_k, q6_k, got %s\n", argv[i]);
         return 1;
       }
+    } else if (a == "--block-forms" && i + 1 < argc) {
+      o.block_forms = argv[++i];
+    } else if (a == "--block-shapes" && i + 1 < argc) {
+      o.block_shapes = argv[++i];
     } else {
-      std::printf("usage: %s [--json PATH] [--budget SECONDS] [--quick] [--engines 1,2,3] [--blocks q4_k,q6_k,...]\n",
-                  argv[0]);
+      std::printf(
+          "usage: %s [--json PATH] [--budget SECONDS] [--quick] [--engines 1,2,3] [--blocks q4_k,q6_k,...]\n"
+          "       [--block-forms hl1,hl1ps,...] [--block-shapes gateup,down,qkvz,out,qgate,lmhead]\n",
+          argv[0]);
       return a == "--help" || a == "-h" ? 0 : 1;
     }
   }

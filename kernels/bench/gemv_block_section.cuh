@@ -1,7 +1,7 @@
 // qwenchat-gemv-bench --blocks TYPES: gemv_block (llama.cpp's block formats, #16) on the 27B shapes,
-// M = 1..4, in its activation forms hl (dp4a on the words decode uses by default) and h with 1, 2 or 4
-// pieces per lane in flight, and f32; each point L launches over rotated weight copies (>= 256 MB, so L2 never holds a matrix)
-// captured in a CUDA graph with programmatic dependent launch (what decode runs), median of replays;
+// M = 1..4, in its activation forms hl (dp4a on the words decode uses by default) and h with its schedule
+// options (rows per warp, pipelined loads, shared activation sums, warps per row), and f32; each point L
+// launches over rotated weight copies (>= 256 MB, so L2 never holds a matrix) captured in a CUDA graph with programmatic dependent launch (what decode runs), median of replays;
 // GB/s counts the bytes the file holds for the matrix (rows x blocks x block bytes), against the read
 // ceiling measured in the same run. Random bytes with finite f16 scale fields: the kernel's time does
 // not depend on the values.
@@ -20,12 +20,14 @@
 namespace qc::bench {
 
 struct BlockShape {
+  const char* key;  // for --block-shapes
   const char* name;
   int k, n;
 };
-inline const BlockShape kBlockShapes[] = {{"ffn gate/up", 5120, 17408}, {"ffn down", 17408, 5120},
-                                          {"gdn qkv+z", 5120, 16384},   {"attn/gdn out", 6144, 5120},
-                                          {"attn q+gate", 5120, 12288}, {"lm_head", 5120, 248320}};
+inline const BlockShape kBlockShapes[] = {
+    {"gateup", "ffn gate/up", 5120, 17408}, {"down", "ffn down", 17408, 5120},
+    {"qkvz", "gdn qkv+z", 5120, 16384},     {"out", "attn/gdn out", 6144, 5120},
+    {"qgate", "attn q+gate", 5120, 12288},  {"lmhead", "lm_head", 5120, 248320}};
 
 struct BlockResult {
   std::string type, shape, form;
@@ -44,8 +46,10 @@ inline void fill_block_matrix(uint8_t* p, size_t blocks, qc::gpu::BlockType t, u
 }
 
 // Times gemv_block for every type in `types`, shape and M; prints as it goes.
+// `form_filter` / `shape_filter`: comma-separated form names / shape keys to run (empty: all).
 inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockType>& types, cudaStream_t stream,
-                                              double ceiling_gbs, bool quick) {
+                                              double ceiling_gbs, bool quick, const std::string& form_filter,
+                                              const std::string& shape_filter) {
   std::vector<BlockResult> out;
   constexpr int kMaxK = 17408;
   float *x = nullptr, *y = nullptr, *scale = nullptr;
@@ -59,19 +63,29 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
   fill(fill_bytes, reinterpret_cast<uint32_t*>(hi), size_t{kMaxK}, uint64_t{92});
   fill(fill_bytes, reinterpret_cast<uint32_t*>(lo), size_t{kMaxK}, uint64_t{93});
   fill(fill_normal, scale, size_t{4} * (kMaxK / 32), uint64_t{94}, 0.0f, 0.01f);
-  // Activation form, pieces in flight per lane, rows per warp, warps per row (0: the launcher's):
-  // "hl4" words hi+lo, 4 pieces; "r2": two rows per warp; "w2": two warps per row.
-  const struct {
+  // Activation form (hl: words hi+lo, h: hi only, f32), rows per warp (1, 2), "p" two pieces per lane in
+  // flight (pipeline), "s" the min term's activation sums formed once per block (Q4_K / Q5_K; elsewhere
+  // the same kernel as without), "w2" two warps per row (else the launcher's choice).
+  struct Form {
     const char* name;
     qc::ActFormat f;
-    int unroll, rpw, wpr;
-  } forms[] = {{"hl1", qc::ActFormat::kHL, 1, 1, 0},   {"hl2", qc::ActFormat::kHL, 2, 1, 0},
-               {"hl4", qc::ActFormat::kHL, 4, 1, 0},   {"hl4w2", qc::ActFormat::kHL, 4, 1, 2},
-               {"hl1r2", qc::ActFormat::kHL, 1, 2, 0}, {"hl2r2", qc::ActFormat::kHL, 2, 2, 0},
-               {"h1", qc::ActFormat::kH, 1, 1, 0},     {"h4", qc::ActFormat::kH, 4, 1, 0},
-               {"h2r2", qc::ActFormat::kH, 2, 2, 0},   {"f32", qc::ActFormat::kF32, 0, 0, 0}};
+    int rpw, pipe, sums, wpr;
+  };
+  const Form all_forms[] = {
+      {"hl1", qc::ActFormat::kHL, 1, 0, 0, 0},    {"hl1s", qc::ActFormat::kHL, 1, 0, 1, 0},
+      {"hl1p", qc::ActFormat::kHL, 1, 1, 0, 0},   {"hl1ps", qc::ActFormat::kHL, 1, 1, 1, 0},
+      {"hl1w2", qc::ActFormat::kHL, 1, 0, 0, 2},  {"hl1psw2", qc::ActFormat::kHL, 1, 1, 1, 2},
+      {"hl2", qc::ActFormat::kHL, 2, 0, 0, 0},    {"hl2ps", qc::ActFormat::kHL, 2, 1, 1, 0},
+      {"h1", qc::ActFormat::kH, 1, 0, 0, 0},      {"h1ps", qc::ActFormat::kH, 1, 1, 1, 0},
+      {"h2ps", qc::ActFormat::kH, 2, 1, 1, 0},    {"f32", qc::ActFormat::kF32, 0, 0, 0, 0}};
+  std::vector<Form> forms;
+  for (const Form& f : all_forms)
+    if (form_filter.empty() || ("," + form_filter + ",").find(std::string(",") + f.name + ",") != std::string::npos)
+      forms.push_back(f);
   for (const qc::gpu::BlockType t : types) {
     for (const BlockShape& s : kBlockShapes) {
+      if (!shape_filter.empty() && ("," + shape_filter + ",").find(std::string(",") + s.key + ",") == std::string::npos)
+        continue;
       const size_t row = qc::gpu::block_row_bytes(t, s.k), bytes = row * static_cast<size_t>(s.n);
       const int copies = std::max(2, static_cast<int>(std::ceil(256e6 / static_cast<double>(bytes))));
       uint8_t* w = nullptr;
@@ -87,8 +101,9 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
           qc::gpu::GemvBlockArgs a;
           a.w = qc::gpu::BlockWeights{w + static_cast<size_t>(i % copies) * bytes, t, s.n, s.k};
           a.format = form.f;
-          a.unroll = form.unroll;
           a.rows_per_warp = form.rpw;
+          a.pipeline = form.pipe;
+          a.act_sums = form.sums;
           a.warps_per_row = form.wpr;
           a.x = x;
           a.ld_x = s.k;
@@ -107,18 +122,18 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
           r.pct = ceiling_gbs > 0 ? 100.0 * r.gbs / ceiling_gbs : 0.0;
         }
         if (r.error.empty())
-          std::printf("  %-5s M=%d %9.2f us %7.0f GB/s %5.1f%%\n", form.name, m, r.us, r.gbs, r.pct);
+          std::printf("  %-7s M=%d %9.2f us %7.0f GB/s %5.1f%%\n", form.name, m, r.us, r.gbs, r.pct);
         else
-          std::printf("  %-5s M=%d ERROR %s\n", form.name, m, r.error.c_str());
+          std::printf("  %-7s M=%d ERROR %s\n", form.name, m, r.error.c_str());
         out.push_back(r);
       }
       BENCH_CHECK(cudaFree(w));
     }
   }
   std::printf("\n==== gemv_block summary: GB/s (%% of the read ceiling %.0f GB/s), graph+PDL ====\n", ceiling_gbs);
-  std::printf("%-5s %-13s %-5s %14s %14s %14s %14s\n", "type", "shape", "form", "M=1", "M=2", "M=3", "M=4");
+  std::printf("%-5s %-13s %-7s %14s %14s %14s %14s\n", "type", "shape", "form", "M=1", "M=2", "M=3", "M=4");
   for (size_t i = 0; i < out.size(); i += 4) {
-    std::printf("%-5s %-13s %-5s", out[i].type.c_str(), out[i].shape.c_str(), out[i].form.c_str());
+    std::printf("%-5s %-13s %-7s", out[i].type.c_str(), out[i].shape.c_str(), out[i].form.c_str());
     for (size_t j = i; j < i + 4 && j < out.size(); ++j)
       std::printf(" %7.0f (%3.0f%%)", out[j].gbs, out[j].pct);
     std::printf("\n");

@@ -199,8 +199,9 @@ TEST(BlockQuantKernels, QuantisedActivationGemvIsTheExactDotWithinItsRounding) {
             gpu::GemvBlockArgs a;
             a.w = m.weights(tc.type);
             a.format = f;
-            a.unroll = 1;
             a.rows_per_warp = 1;
+            a.pipeline = 0;
+            a.act_sums = 0;
             a.xq = qa.out.in();
             a.y = dy.get();
             a.ld_y = ld_y;
@@ -212,21 +213,23 @@ TEST(BlockQuantKernels, QuantisedActivationGemvIsTheExactDotWithinItsRounding) {
             const std::vector<float> y1 = dy.download();
             QC_ASSERT_OK(gpu::gemv_block(a, nullptr));
             const std::vector<float> y2 = dy.download();
-            // More pieces in flight per lane, two rows per warp: the same order of every sum, the same bits.
-            for (const auto& [unroll, rpw] : {std::pair{2, 1}, std::pair{4, 1}, std::pair{1, 2}, std::pair{2, 2}}) {
-              a.unroll = unroll;
-              a.rows_per_warp = rpw;
-              QC_ASSERT_OK(gpu::gemv_block(a, nullptr));
-              const std::vector<float> yu = dy.download();
-              for (int t = 0; t < M; ++t)
-                ASSERT_EQ(std::memcmp(&yu[static_cast<size_t>(t) * ld_y], &y1[static_cast<size_t>(t) * ld_y],
-                                      sizeof(float) * N),
-                          0)
-                    << gpu::block_type_name(tc.type) << " unroll " << unroll << " rows/warp " << rpw << " M=" << M
-                    << " wpr=" << wpr;
-            }
-            a.unroll = 1;
-            a.rows_per_warp = 1;
+            // Two rows per warp, two pieces per lane in flight, the min term's sums formed once per block:
+            // the same order of every sum, the same bits.
+            for (int rpw : {1, 2})
+              for (int pipe : {0, 1})
+                for (int sums : {0, 1}) {
+                  a.rows_per_warp = rpw;
+                  a.pipeline = pipe;
+                  a.act_sums = sums;
+                  QC_ASSERT_OK(gpu::gemv_block(a, nullptr));
+                  const std::vector<float> yu = dy.download();
+                  for (int t = 0; t < M; ++t)
+                    ASSERT_EQ(std::memcmp(&yu[static_cast<size_t>(t) * ld_y], &y1[static_cast<size_t>(t) * ld_y],
+                                          sizeof(float) * N),
+                              0)
+                        << gpu::block_type_name(tc.type) << " rows/warp " << rpw << " pipeline " << pipe
+                        << " sums " << sums << " M=" << M << " wpr=" << wpr;
+                }
             for (int t = 0; t < M; ++t)
               for (int n = 0; n < N; ++n) {
                 double exact = with_res ? res[static_cast<size_t>(t) * ld_y + n] : 0.0, mag = std::fabs(exact);
