@@ -351,19 +351,17 @@ GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
                  "gemv_block: K-quant weights must start 16-byte aligned (block_quant.cuh loads 16-byte vectors)");
   QC_GPU_REQUIRE(k_types || reinterpret_cast<uintptr_t>(a.w.data) % 2 == 0,
                  "gemv_block: Q4_0/Q5_0 weights must start 2-byte aligned");
-  if (a.warps_per_row == 0) {
-    const int sms = device_sm_count();
-    a.warps_per_row = a.w.rows < 2 * kWarps * (sms > 0 ? sms : 100) ? kWarps : 1;
-  }
-  QC_GPU_REQUIRE(a.warps_per_row == 1 || a.warps_per_row == 2 || a.warps_per_row == 4 || a.warps_per_row == 8,
-                 "gemv_block: warps_per_row must be 1, 2, 4 or 8, got " + std::to_string(a.warps_per_row));
   int rows_per_warp = 1;
   if (a.format != ActFormat::kF32) {
-    // Auto: two rows per warp from M = 2 (the H200 sweep of 2026-12-05, docs/PERFORMANCE.md: 1.3-1.7x at
-    // M = 2..4, a wash at M = 1); one piece per lane in flight; sums per piece.
+    // Auto, from the sweep of 2026-12-05 (H100, docs/PERFORMANCE.md; per shape, % of the read ceiling):
+    // - M = 1: one row per warp; Q6_K's loads pipelined (down 60 -> 68%, out 55 -> 63%, the rest +-1),
+    //   Q4_K's not (its extra registers cost occupancy: out 66 -> 45%); sums per piece (the shared sums'
+    //   prologue delays every block: gate/up 66 -> 60%).
+    // - M >= 2: two rows per warp, pipelined, shared sums (hl M = 2: Q4_K 26-57% -> 36-63%).
+    const bool q6 = a.w.type == BlockType::kQ6_K;
     if (a.rows_per_warp == 0) a.rows_per_warp = a.m == 1 ? 1 : 2;
-    if (a.pipeline < 0) a.pipeline = 0;
-    if (a.act_sums < 0) a.act_sums = 0;
+    if (a.pipeline < 0) a.pipeline = a.m > 1 || q6 ? 1 : 0;
+    if (a.act_sums < 0) a.act_sums = a.m > 1 ? 1 : 0;
     QC_GPU_REQUIRE(a.rows_per_warp == 1 || a.rows_per_warp == 2,
                    "gemv_block: rows_per_warp must be 0 (auto), 1 or 2, got " + std::to_string(a.rows_per_warp));
     QC_GPU_REQUIRE(a.pipeline == 0 || a.pipeline == 1,
@@ -376,6 +374,21 @@ GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
     if (!has_min || static_cast<size_t>(a.m) * (a.w.cols / 32) * sizeof(int) > 48 * 1024) a.act_sums = 0;
     rows_per_warp = a.rows_per_warp;
   }
+  if (a.warps_per_row == 0) {
+    // Small N: the whole block on a row, or too few loads are in flight. Long rows with fewer warps than
+    // ~48 a SM (ffn down, 17408 -> 5120): two warps a row (Q4_K hl 52 -> 69% on the H100); not for short
+    // rows (attn/gdn out, K = 6144: 66 -> 55%), where each warp would get too few pieces.
+    const int sms = device_sm_count() > 0 ? device_sm_count() : 100;
+    const int row_groups = (a.w.rows + rows_per_warp - 1) / rows_per_warp;
+    if (a.w.rows < 2 * kWarps * sms)
+      a.warps_per_row = kWarps;
+    else if (a.format != ActFormat::kF32 && row_groups < 48 * sms && a.w.cols / 32 >= 12 * 32)
+      a.warps_per_row = 2;
+    else
+      a.warps_per_row = 1;
+  }
+  QC_GPU_REQUIRE(a.warps_per_row == 1 || a.warps_per_row == 2 || a.warps_per_row == 4 || a.warps_per_row == 8,
+                 "gemv_block: warps_per_row must be 1, 2, 4 or 8, got " + std::to_string(a.warps_per_row));
   const int rows_per_block = kWarps / a.warps_per_row * rows_per_warp;
   const dim3 grid((a.w.rows + rows_per_block - 1) / rows_per_block);
   const cudaError_t e =

@@ -28,7 +28,8 @@ struct GemvBlockArgs {
   const float* residual = nullptr;  // optional, may alias y
   int ld_residual = 0;
   int m = 1;
-  int warps_per_row = 0;  // 0 = auto: 8 (one block per row) for small N, else 1
+  int warps_per_row = 0;  // 1, 2, 4 or 8; 0 = auto: 8 (one block per row) for small N, 2 for long rows with
+                          // few warps (kH / kHL), else 1
   int rows_per_warp = 0;  // kH / kHL: rows per warp sharing the activation loads, 1 or 2; 0 = auto (1 at M = 1,
                           // else 2). Same bits.
   int pipeline = -1;      // kH / kHL: 1 = a lane issues its next piece's loads before decoding the current one

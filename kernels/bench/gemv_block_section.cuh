@@ -65,13 +65,16 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
   fill(fill_normal, scale, size_t{4} * (kMaxK / 32), uint64_t{94}, 0.0f, 0.01f);
   // Activation form (hl: words hi+lo, h: hi only, f32), rows per warp (1, 2), "p" two pieces per lane in
   // flight (pipeline), "s" the min term's activation sums formed once per block (Q4_K / Q5_K; elsewhere
-  // the same kernel as without), "w2" two warps per row (else the launcher's choice).
+  // the same kernel as without), "w2" two warps per row (else the launcher's choice); "auto" the launcher's
+  // choice of all of them (what decode runs).
   struct Form {
     const char* name;
     qc::ActFormat f;
     int rpw, pipe, sums, wpr;
   };
   const Form all_forms[] = {
+      {"hlauto", qc::ActFormat::kHL, 0, -1, -1, 0}, {"hauto", qc::ActFormat::kH, 0, -1, -1, 0},
+      {"hl2psw2", qc::ActFormat::kHL, 2, 1, 1, 2},  {"h2psw2", qc::ActFormat::kH, 2, 1, 1, 2},
       {"hl1", qc::ActFormat::kHL, 1, 0, 0, 0},    {"hl1s", qc::ActFormat::kHL, 1, 0, 1, 0},
       {"hl1p", qc::ActFormat::kHL, 1, 1, 0, 0},   {"hl1ps", qc::ActFormat::kHL, 1, 1, 1, 0},
       {"hl1w2", qc::ActFormat::kHL, 1, 0, 0, 2},  {"hl1psw2", qc::ActFormat::kHL, 1, 1, 1, 2},
