@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/kquant.h"
+#include "model/kquant_search.h"
 #include "model/quant.h"
 
 // Names and loop shapes follow ggml-quants.c (see the header) so the two can be read side by side; every
@@ -16,17 +17,10 @@ namespace {
 
 constexpr int kQK = 256;                // values per K-quant super-block (ggml's QK_K)
 constexpr float kGroupMaxEps = 1e-15f;  // ggml's GROUP_MAX_EPS: below it a group counts as all zero
-constexpr double kF16Max = 65504.0;     // largest finite f16
 
-// ggml's nearest_int: adding 1.5 * 2^23 leaves round-to-nearest-even(fval) in the low mantissa bits. Exact
-// for |fval| <= 4194303 (ggml asserts that in debug builds only); outside it this returns the same wrapped
-// value ggml's release build does, and clamping by the caller keeps it in range. No UB: bits via memcpy.
-int nearest_int(float fval) {
-  const float val = fval + 12582912.f;
-  int32_t i;
-  std::memcpy(&i, &val, sizeof(i));
-  return (i & 0x007fffff) - 0x00400000;
-}
+using kquant::kSearchLanes;
+using kquant::nearest_int;
+constexpr double kF16Max = 65504.0;  // largest finite f16
 
 // ggml's `(int8_t)(v)` for Q4_0/Q5_0. Defined in C only when trunc(v) fits; otherwise (v = +-inf or NaN,
 // reached only when 1/d overflowed) x86-64 converts through cvttss2si, giving 0x80000000, low byte 0.
@@ -96,93 +90,19 @@ Overflow quantize_block_q4_0_q5_0(const float* x, uint8_t* y, bool five) {
   return {};
 }
 
-// ggml's make_qkx2_quants with use_mad = false: a scale and a min (returned as -min, >= 0) for n values with
-// levels 0..nmax, chosen by trying iscale = (rmin + rdelta*is + nmax) / (max - min) for is = 0..nstep and
-// keeping the weighted least-squares (scale, min) fit of the candidate with the smallest weighted squared
-// error (the plain (max - min) / nmax grid is the starting point).
-float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,
-                       uint8_t* Laux, float rmin, float rdelta, int nstep) {
-  float min = x[0];
-  float max = x[0];
-  float sum_w = weights[0];
-  float sum_x = sum_w * x[0];
-  for (int i = 1; i < n; ++i) {
-    if (x[i] < min) min = x[i];
-    if (x[i] > max) max = x[i];
-    const float w = weights[i];
-    sum_w += w;
-    sum_x += w * x[i];
-  }
-  if (min > 0) min = 0;
-  if (max == min) {
-    for (int i = 0; i < n; ++i) L[i] = 0;
-    *the_min = -min;
-    return 0.f;
-  }
-  float iscale = static_cast<float>(nmax) / (max - min);
-  float scale = 1.0f / iscale;
-  float best_error = 0;
-  for (int i = 0; i < n; ++i) {
-    const int l = nearest_int(iscale * (x[i] - min));
-    L[i] = static_cast<uint8_t>(std::max(0, std::min(nmax, l)));
-    float diff = scale * static_cast<float>(L[i]) + min - x[i];
-    diff = diff * diff;
-    const float w = weights[i];
-    best_error += w * diff;
-  }
-  if (nstep < 1) {
-    *the_min = -min;
-    return scale;
-  }
-  for (int is = 0; is <= nstep; ++is) {
-    iscale = (rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax)) / (max - min);
-    float sum_l = 0, sum_l2 = 0, sum_xl = 0;
-    for (int i = 0; i < n; ++i) {
-      int l = nearest_int(iscale * (x[i] - min));
-      l = std::max(0, std::min(nmax, l));
-      Laux[i] = static_cast<uint8_t>(l);
-      const float w = weights[i];
-      const float fl = static_cast<float>(l);
-      sum_l += w * fl;
-      sum_l2 += w * fl * fl;
-      sum_xl += w * fl * x[i];
-    }
-    const float D = sum_w * sum_l2 - sum_l * sum_l;
-    if (D > 0) {
-      float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
-      float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
-      if (this_min > 0) {
-        this_min = 0;
-        this_scale = sum_xl / sum_l2;
-      }
-      float cur_error = 0;
-      for (int i = 0; i < n; ++i) {
-        float diff = this_scale * static_cast<float>(Laux[i]) + this_min - x[i];
-        diff = diff * diff;
-        const float w = weights[i];
-        cur_error += w * diff;
-      }
-      if (cur_error < best_error) {
-        for (int i = 0; i < n; ++i) L[i] = Laux[i];
-        best_error = cur_error;
-        scale = this_scale;
-        min = this_min;
-      }
-    }
-  }
-  *the_min = -min;
-  return scale;
-}
-
 // Q4_K (five false) and Q5_K: per 32-value sub-block a (scale, min) from make_qkx2_quants with weights
 // av_x + |x| (av_x the sub-block's RMS), both quantised to 6 bits against the block's largest (d = max/63,
 // dmin = max_min/63), then every value re-quantised against the stored, rounded scales.
 // quantize_row_q4_K_ref / quantize_row_q5_K_ref.
 Overflow quantize_block_q45_k(const float* x, uint8_t* y, bool five) {
   const int nmax = five ? 31 : 15;
+  static_assert(kQK / 32 == kSearchLanes, "one search lane per sub-block");
   uint8_t L[kQK];
-  uint8_t Laux[32];
-  float weights[32];
+  // The 8 sub-blocks' values, weights and levels lane-minor (xt[l * 8 + j] is value l of sub-block j): the
+  // search runs all sub-blocks at once, one per lane (kquant_search.h).
+  float xt[kQK];
+  float weights[kQK];
+  uint8_t Lt[kQK];
   float mins[kQK / 32];
   float scales[kQK / 32];
   float max_scale = 0;  // as we are deducting the min, scales are always positive
@@ -191,10 +111,18 @@ Overflow quantize_block_q45_k(const float* x, uint8_t* y, bool five) {
     float sum_x2 = 0;
     for (int l = 0; l < 32; ++l) sum_x2 += x[32 * j + l] * x[32 * j + l];
     const float av_x = std::sqrt(sum_x2 / 32.0f);
-    for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(x[32 * j + l]);
-    scales[j] =
-        five ? make_qkx2_quants(32, 31, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, -0.5f, 0.1f, 15)
-             : make_qkx2_quants(32, 15, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.1f, 20);
+    for (int l = 0; l < 32; ++l) {
+      xt[l * kSearchLanes + j] = x[32 * j + l];
+      weights[l * kSearchLanes + j] = av_x + std::fabs(x[32 * j + l]);
+    }
+  }
+  if (five) {
+    kquant::make_qkx2_quants_lanes(32, 31, xt, weights, Lt, scales, mins, -0.5f, 0.1f, 15);
+  } else {
+    kquant::make_qkx2_quants_lanes(32, 15, xt, weights, Lt, scales, mins, -1.f, 0.1f, 20);
+  }
+  for (int j = 0; j < kQK / 32; ++j) {
+    for (int l = 0; l < 32; ++l) L[32 * j + l] = Lt[l * kSearchLanes + j];
     const float scale = scales[j];
     if (scale > max_scale) max_scale = scale;
     const float min = mins[j];
@@ -280,62 +208,6 @@ Overflow quantize_block_q45_k(const float* x, uint8_t* y, bool five) {
   return {};
 }
 
-// ggml's make_qx_quants with rmse_type 1 and qw NULL (weights x^2): a signed scale for n values with levels
-// -nmax..nmax-1 (stored in L offset by nmax). Starts from iscale = -nmax / max (max the first value of
-// largest magnitude), fits the scale by weighted least squares, then tries iscale = -(nmax + 0.1*is) / max
-// for is = -9..9 and keeps the fit with the largest sumlx^2 / suml2 (the smallest weighted error).
-float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
-  float max = 0;
-  float amax = 0;
-  for (int i = 0; i < n; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[i];
-    }
-  }
-  if (amax < kGroupMaxEps) {  // all zero
-    for (int i = 0; i < n; ++i) L[i] = 0;
-    return 0.f;
-  }
-  float iscale = static_cast<float>(-nmax) / max;
-  float sumlx = 0;
-  float suml2 = 0;
-  for (int i = 0; i < n; ++i) {
-    int l = nearest_int(iscale * x[i]);
-    l = std::max(-nmax, std::min(nmax - 1, l));
-    L[i] = static_cast<int8_t>(l + nmax);
-    const float w = x[i] * x[i];
-    const float fl = static_cast<float>(l);
-    sumlx += w * x[i] * fl;
-    suml2 += w * fl * fl;
-  }
-  float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
-  float best = scale * sumlx;
-  for (int is = -9; is <= 9; ++is) {
-    if (is == 0) continue;
-    iscale = -(static_cast<float>(nmax) + 0.1f * static_cast<float>(is)) / max;
-    sumlx = suml2 = 0;
-    for (int i = 0; i < n; ++i) {
-      int l = nearest_int(iscale * x[i]);
-      l = std::max(-nmax, std::min(nmax - 1, l));
-      const float w = x[i] * x[i];
-      const float fl = static_cast<float>(l);
-      sumlx += w * x[i] * fl;
-      suml2 += w * fl * fl;
-    }
-    if (suml2 > 0 && sumlx * sumlx > best * suml2) {
-      for (int i = 0; i < n; ++i) {
-        const int l = nearest_int(iscale * x[i]);
-        L[i] = static_cast<int8_t>(nmax + std::max(-nmax, std::min(nmax - 1, l)));
-      }
-      scale = sumlx / suml2;
-      best = scale * sumlx;
-    }
-  }
-  return scale;
-}
-
 // Q6_K: a signed scale per 16 values from make_qx_quants (levels -32..31), quantised to int8 against the
 // one of largest magnitude (which maps to -128, d = its scale / -128), then every value re-quantised against
 // the stored d * scale. quantize_row_q6_K_ref.
@@ -344,9 +216,20 @@ Overflow quantize_block_q6_k(const float* x, uint8_t* y) {
   float scales[kQK / 16];
   float max_scale = 0;
   float max_abs_scale = 0;
+  // Sub-blocks 8h..8h+7 searched at once, one per lane, lane-minor as in quantize_block_q45_k.
+  for (int h = 0; h < kQK / 16 / kSearchLanes; ++h) {
+    float xt[16 * kSearchLanes];
+    int8_t Lt[16 * kSearchLanes];
+    for (int j = 0; j < kSearchLanes; ++j) {
+      for (int l = 0; l < 16; ++l) xt[l * kSearchLanes + j] = x[16 * (h * kSearchLanes + j) + l];
+    }
+    kquant::make_qx_quants_lanes(16, 32, xt, Lt, scales + h * kSearchLanes);
+    for (int j = 0; j < kSearchLanes; ++j) {
+      for (int l = 0; l < 16; ++l) L[16 * (h * kSearchLanes + j) + l] = Lt[l * kSearchLanes + j];
+    }
+  }
   for (int ib = 0; ib < kQK / 16; ++ib) {
-    const float scale = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib);
-    scales[ib] = scale;
+    const float scale = scales[ib];
     const float abs_scale = std::fabs(scale);
     if (abs_scale > max_abs_scale) {
       max_abs_scale = abs_scale;

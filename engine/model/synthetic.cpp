@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "gguf/writer.h"
 #include "model/row_parallel.h"
+#include "model/tensor_stream.h"
 
 namespace qc {
 namespace {
@@ -92,24 +94,32 @@ Status write_synthetic_model(const SyntheticModelOptions& opts) {
     QC_TRY(w.add_tensor(specs[i].name, ggml_type_id(types[i]), specs[i].shape));
   QC_TRY(w.begin(opts.out_path));
   const int threads = opts.n_threads > 0 ? opts.n_threads : default_writer_threads();
-  std::vector<uint8_t> bytes;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const Qwen35Tensor& t = specs[i];
-    const int64_t cols = static_cast<int64_t>(t.shape[0]);
+  auto rows_of = [](const Qwen35Tensor& t) {
     int64_t rows = 1;
     for (size_t d = 1; d < t.shape.size(); ++d) rows *= static_cast<int64_t>(t.shape[d]);
+    return rows;
+  };
+  std::vector<StreamedTensor> streamed;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    streamed.push_back(
+        {specs[i].name, dtype_bytes(types[i], specs[i].shape[0]) * static_cast<uint64_t>(rows_of(specs[i]))});
+  }
+  auto produce = [&](size_t i, std::span<uint8_t> bytes) -> Status {
+    const Qwen35Tensor& t = specs[i];
+    const int64_t cols = static_cast<int64_t>(t.shape[0]);
+    const int64_t rows = rows_of(t);
     const uint64_t row_bytes = dtype_bytes(types[i], static_cast<uint64_t>(cols));
-    bytes.resize(row_bytes * static_cast<uint64_t>(rows));
     // Each range of rows is generated into its own buffer, at most kBufferValues at a time (one thread
-    // takes a whole tensor, and the 27B embedding table is 5 GB of f32), and encoded straight into the
-    // tensor's bytes.
+    // may take a whole tensor, and the 27B embedding table is 5 GB of f32), and encoded straight into the
+    // tensor's bytes. The buffer is left uninitialised: fill() writes every value before it is read.
     constexpr int64_t kBufferValues = int64_t{1} << 22;  // 16 MiB of f32 per thread
     const int64_t step = std::max<int64_t>(1, kBufferValues / cols);
     const Status st = for_row_chunks(rows, threads, [&](int64_t first, int64_t end) -> Status {
-      std::vector<float> values(static_cast<size_t>(std::min(end - first, step) * cols));
+      const std::unique_ptr<float[]> values(
+          new float[static_cast<size_t>(std::min(end - first, step) * cols)]);
       for (int64_t r0 = first; r0 < end; r0 += step) {
         const int64_t r1 = std::min(end, r0 + step);
-        const std::span<float> part(values.data(), static_cast<size_t>((r1 - r0) * cols));
+        const std::span<float> part(values.get(), static_cast<size_t>((r1 - r0) * cols));
         fill(t, opts.seed, static_cast<uint64_t>(r0 * cols), part);
         for (int64_t r = r0; r < r1; ++r) {
           const Status e = encode_values(types[i], part.data() + (r - r0) * cols,
@@ -120,9 +130,12 @@ Status write_synthetic_model(const SyntheticModelOptions& opts) {
       return Status{};
     });
     if (!st.ok()) return make_error(t.name + " (" + dtype_name(types[i]) + "): " + st.error().message);
-    QC_TRY(w.write_tensor(t.name, bytes));
-    if (opts.progress) opts.progress(i + 1, specs.size(), t.name);
-  }
+    return Status{};
+  };
+  auto written = [&](size_t i) {
+    if (opts.progress) opts.progress(i + 1, specs.size(), specs[i].name);
+  };
+  QC_TRY(stream_tensors(w, streamed, produce, written));
   return w.finish();
 }
 

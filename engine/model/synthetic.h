@@ -2,8 +2,9 @@
 // metadata as llama.cpp's converter writes them (QWEN35.md section 5), so everything downstream (loader,
 // both backends, the benchmark) runs on it exactly as on a real download; a K-quant mix (q4_k_m, ...) picks
 // each tensor's type as llama.cpp's quantizer would (model/quant_mix.h). Streams tensor by tensor, so the
-// 27B shape (28 GB in Q8_0) needs only one encoded tensor in memory at a time; each tensor's rows are
-// generated and encoded on several threads (model/row_parallel.h), the bytes the same for any count.
+// 27B shape (28 GB in Q8_0) needs only two encoded tensors in memory at a time (one being written while the
+// next is encoded, model/tensor_stream.h); each tensor's rows are generated and encoded on several threads
+// (model/row_parallel.h), the bytes the same for any count.
 #pragma once
 
 #include <cstdint>
