@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call for #16's GEMV work: build, the block-format kernel tests, the gemv_block schedule sweep
-# (--block-forms), an Nsight Compute look at named forms (KQ_NCU="shape:form ..."), and whole-token decode
-# of the 27B preset in llama.cpp's mixes (KQ_DECODE="q4_k_m q6_k"). Logs in a scratch dir; the few the
+# (--block-forms), an Nsight Compute look at named forms (KQ_NCU="shape:form ..."), whole-token decode
+# of the 27B preset in llama.cpp's mixes (KQ_DECODE="q4_k_m q6_k"), and with KQ_FILE=1 a written 27B
+# Q4_K_M file (gpu_run.sh kqfile: mkmodel on all cores, then decode). Logs in a scratch dir; the few the
 # device tool can return are copied to $OUT; a short table last.
 #
 #   KQ_FORMS=hl1,hl1ps KQ_NCU="gateup:hl1 down:hl1" KQ_DECODE=q4_k_m tools/device/kq_gemv_call.sh
@@ -44,9 +45,15 @@ for w in ${KQ_DECODE:-}; do
     --tokens 32 --budget 100 > "$SCRATCH/decode_$w.log" 2>&1
   echo "decode $w rc $?"
 done
+if [[ -n "${KQ_FILE:-}" ]]; then  # gpu_run.sh's kqfile: mkmodel 27b q4_k_m on all cores, then decode that file
+  QWENCHAT_GPU_STEPS="build kqfile" tools/device/gpu_run.sh > "$SCRATCH/kqfile_run.log" 2>&1
+  echo "kqfile rc $?"
+  cat "$SCRATCH/kqfile_run.log" "$SCRATCH/kqfile_mkmodel.log" "$SCRATCH/kqfile_decode.log" > "$SCRATCH/kqfile.log" 2>/dev/null
+fi
 cp "$SCRATCH"/gpu_run.log "$SCRATCH"/tests.log "$FINAL"/ 2>/dev/null
-for f in sweep.log ncu_all.log device_info.txt ptxas.txt; do [[ -f "$SCRATCH/$f" ]] && cp "$SCRATCH/$f" "$FINAL/"; done
+for f in sweep.log ncu_all.log device_info.txt kqfile.log; do [[ -f "$SCRATCH/$f" ]] && cp "$SCRATCH/$f" "$FINAL/"; done
 for w in ${KQ_DECODE:-}; do cp "$SCRATCH/decode_$w.log" "$FINAL/" 2>/dev/null; done
 echo "==== summary ===="
 [[ -f "$SCRATCH/sweep.log" ]] && sed -n '/==== gemv_block summary/,$p' "$SCRATCH/sweep.log" && grep -E "^read ceiling" "$SCRATCH/sweep.log" | head -3
+[[ -f "$SCRATCH/kqfile_run.log" ]] && grep -vE "^\[gpu_run" "$SCRATCH/kqfile_run.log" | tail -12
 for w in ${KQ_DECODE:-}; do grep -E "^model:|^bytes per token|ERROR" "$SCRATCH/decode_$w.log" | head -3; sed -n '/==== summary/,$p' "$SCRATCH/decode_$w.log" | head -8; done
