@@ -178,9 +178,7 @@ namespace bq {
 __device__ __forceinline__ uint32_t spread4_to_bit4(uint32_t x) {
   return ((x & 1u) << 4) | ((x & 2u) << 11) | ((x & 4u) << 18) | ((x & 8u) << 25);
 }
-__device__ __forceinline__ uint32_t word_u16(const uint32_t* w16, int i) {
-  return w16[2 * i] | (w16[2 * i + 1] << 16);
-}
+__device__ __forceinline__ uint32_t word_u16(const uint32_t* w16, int i) { return w16[2 * i] | (w16[2 * i + 1] << 16); }
 __device__ __forceinline__ uint32_t word_of(const uint4& v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
@@ -202,8 +200,7 @@ __device__ __forceinline__ void ld_9_words(const uint8_t* p, uint32_t (&w)[9]) {
   for (int i = 0; i < 9; ++i) w[i] = __ldg(base + i);
 }
 // The 8 words of the 32 bytes at p from the 9 ld_9_words loaded: a funnel shift by p's offset in its word.
-__device__ __forceinline__ void words_from_9(const uint32_t (&w)[9], uint32_t shift_bits,
-                                             uint32_t (&out)[8]) {
+__device__ __forceinline__ void words_from_9(const uint32_t (&w)[9], uint32_t shift_bits, uint32_t (&out)[8]) {
 #pragma unroll
   for (int i = 0; i < 8; ++i) out[i] = __funnelshift_r(w[i], w[i + 1], shift_bits);
 }
@@ -229,7 +226,7 @@ template <>
 struct RawPiece<BlockType::kQ6_K> {
   uint32_t wl[9], wh[9];  // ql and qh's 32 bytes as 9 aligned words each (bq::ld_9_words)
   uint32_t sc2, d;        // the two signed sub-scales, d's f16 bits
-  uint32_t shift;  // funnel shift realigning both (ql and qh sit at even multiples of 32 from the block)
+  uint32_t shift;         // funnel shift realigning both (ql and qh sit at even multiples of 32 from the block)
 };
 
 template <BlockType T>
@@ -280,8 +277,7 @@ template <BlockType T>
 __device__ __forceinline__ void int_piece(const RawPiece<T>& r, int s, IntPiece& p);
 
 template <>
-__device__ __forceinline__ void int_piece<BlockType::kQ4_0>(const RawPiece<BlockType::kQ4_0>& r, int,
-                                                            IntPiece& p) {
+__device__ __forceinline__ void int_piece<BlockType::kQ4_0>(const RawPiece<BlockType::kQ4_0>& r, int, IntPiece& p) {
   p.a0 = p.a1 = bq::f16_bits(r.w[0]);
   p.mn = 0.0f;
 #pragma unroll
@@ -293,8 +289,7 @@ __device__ __forceinline__ void int_piece<BlockType::kQ4_0>(const RawPiece<Block
 }
 
 template <>
-__device__ __forceinline__ void int_piece<BlockType::kQ5_0>(const RawPiece<BlockType::kQ5_0>& r, int,
-                                                            IntPiece& p) {
+__device__ __forceinline__ void int_piece<BlockType::kQ5_0>(const RawPiece<BlockType::kQ5_0>& r, int, IntPiece& p) {
   p.a0 = p.a1 = bq::f16_bits(r.w[0]);
   p.mn = 0.0f;
   const uint32_t qh = r.w[1] | (r.w[2] << 16);
@@ -302,14 +297,13 @@ __device__ __forceinline__ void int_piece<BlockType::kQ5_0>(const RawPiece<Block
   for (int i = 0; i < 4; ++i) {
     const uint32_t qs = bq::word_u16(r.w + 3, i);
     p.q[i] = static_cast<int>(__vsub4((qs & 0x0F0F0F0Fu) | bq::spread4_to_bit4(qh >> (4 * i)), 0x10101010u));
-    p.q[i + 4] = static_cast<int>(
-        __vsub4(((qs >> 4) & 0x0F0F0F0Fu) | bq::spread4_to_bit4(qh >> (16 + 4 * i)), 0x10101010u));
+    p.q[i + 4] =
+        static_cast<int>(__vsub4(((qs >> 4) & 0x0F0F0F0Fu) | bq::spread4_to_bit4(qh >> (16 + 4 * i)), 0x10101010u));
   }
 }
 
 template <>
-__device__ __forceinline__ void int_piece<BlockType::kQ4_K>(const RawPiece<BlockType::kQ4_K>& r, int s,
-                                                            IntPiece& p) {
+__device__ __forceinline__ void int_piece<BlockType::kQ4_K>(const RawPiece<BlockType::kQ4_K>& r, int s, IntPiece& p) {
   bq::k4_sub_block(r.h, s, &p.a0, &p.mn);
   p.a1 = p.a0;
   const int shift = (s & 1) * 4;
@@ -319,8 +313,7 @@ __device__ __forceinline__ void int_piece<BlockType::kQ4_K>(const RawPiece<Block
 }
 
 template <>
-__device__ __forceinline__ void int_piece<BlockType::kQ5_K>(const RawPiece<BlockType::kQ5_K>& r, int s,
-                                                            IntPiece& p) {
+__device__ __forceinline__ void int_piece<BlockType::kQ5_K>(const RawPiece<BlockType::kQ5_K>& r, int s, IntPiece& p) {
   bq::k4_sub_block(r.h, s, &p.a0, &p.mn);
   p.a1 = p.a0;
   const int shift = (s & 1) * 4;
@@ -333,8 +326,7 @@ __device__ __forceinline__ void int_piece<BlockType::kQ5_K>(const RawPiece<Block
 }
 
 template <>
-__device__ __forceinline__ void int_piece<BlockType::kQ6_K>(const RawPiece<BlockType::kQ6_K>& r, int s,
-                                                            IntPiece& p) {
+__device__ __forceinline__ void int_piece<BlockType::kQ6_K>(const RawPiece<BlockType::kQ6_K>& r, int s, IntPiece& p) {
   const int sub = s & 3;
   uint32_t wl[8], wh[8];
   bq::words_from_9(r.wl, r.shift, wl);
@@ -387,8 +379,7 @@ __device__ __forceinline__ void decode_piece_any(BlockType t, const uint8_t* b, 
 // Piece `piece` of row `row` (pieces counted along the row).
 __device__ __forceinline__ const uint8_t* piece_block(const BlockWeights& w, int row, int piece) {
   const int per = block_pieces(w.type);
-  return w.data + static_cast<size_t>(row) * w.row_bytes() +
-         static_cast<size_t>(piece / per) * block_bytes(w.type);
+  return w.data + static_cast<size_t>(row) * w.row_bytes() + static_cast<size_t>(piece / per) * block_bytes(w.type);
 }
 
 }  // namespace qc::gpu

@@ -8,10 +8,14 @@
 // instructions per weight: issue-bound well below the memory floor on a 27B) and reads 128 bytes of
 // activations per token per 32 weights from L1. The quantised forms (kH, kHL) work on the quants as
 // integers, 8 dp4a per piece and word (+8 for the activation sum of Q4_K/Q5_K's min) and one float
-// multiply-add per piece, and read 32 (h) or 64 (hl) activation bytes per token per piece. Measured on the
-// H200 (2026-12-05): 34-64% of the read ceiling at M = 1 for Q4_K / Q6_K, against the 80% target; what is
-// still in the way is the instruction count per weight (~2.7 for Q4_K hl) and one piece per lane in
-// flight. docs/PERFORMANCE.md has the sweep and the next steps.
+// multiply-add per piece, and read 32 (h) or 64 (hl) activation bytes per token per piece.
+// Measured (docs/PERFORMANCE.md 2026-12-05): at M = 1, hl, the launcher's choice reaches 57-80% of an
+// H100's 3.09 TB/s read ceiling on the 27B shapes (h: 60-90%), and about the same GB/s on an H200 (34-64%
+// of its 4.53 TB/s): not memory-bound. Nsight Compute on the H100: 47 registers (40 warps an SM), half the
+// cycles no warp eligible, most stalls waiting on L1 (the weights' and the activations' loads; the
+// activation words are read at a 32-byte lane stride, two L1 wavefronts per 128 bytes used). Capping the
+// registers for 48 warps was measured slower (spills); what remains is fewer instructions and L1
+// wavefronts per weight (a layout where a lane's activations are contiguous with its neighbours').
 #include "block_quant.cuh"
 #include "common.cuh"
 #include "gemv_block.h"
@@ -170,10 +174,8 @@ __device__ __forceinline__ void accumulate_piece(const IntPiece (&w)[R], const Q
 // - kSums (Q4_K / Q5_K): the activation sums of every piece and token row are formed once per block into
 //   shared memory (M x K/32 ints) instead of once per piece and row (16 dp4a a piece in hl).
 // - R > 1 shares the activation loads and sums between rows.
-// kMinBlocks > 1 caps the registers so that many blocks of 256 threads fit an SM (6: 40 registers, 48 warps;
-// the uncapped M = 1 kernel takes 47 and gets 40 warps, and waits on its loads more than half its cycles).
-template <BlockType T, int M, bool HL, int R, bool kPipe, bool kSums, int kMinBlocks = 1>
-__global__ void __launch_bounds__(kThreads, kMinBlocks) gemv_block_q_kernel(const GemvBlockArgs a) {
+template <BlockType T, int M, bool HL, int R, bool kPipe, bool kSums>
+__global__ void __launch_bounds__(kThreads) gemv_block_q_kernel(const GemvBlockArgs a) {
   extern __shared__ int act_sums[];  // kSums: [M][pieces]
   __shared__ float part[R][M][kWarps];
   constexpr int P = block_pieces(T);
@@ -193,8 +195,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) gemv_block_q_kernel(cons
   auto load = [&](int p, RawPiece<T>(&raw)[R]) {
     p = min(p, pieces - 1);
 #pragma unroll
-    for (int r = 0; r < R; ++r)
-      raw[r] = load_piece<T>(wrow[r] + static_cast<size_t>(p / P) * block_bytes(T), p % P);
+    for (int r = 0; r < R; ++r) raw[r] = load_piece<T>(wrow[r] + static_cast<size_t>(p / P) * block_bytes(T), p % P);
   };
   RawPiece<T> cur[R];
   int p = piece0 * 32 + lane;
@@ -269,26 +270,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) gemv_block_q_kernel(cons
 template <BlockType T, int M, bool HL, int R, bool kPipe>
 cudaError_t launch_sums(const GemvBlockArgs& a, dim3 grid, cudaStream_t s) {
   constexpr bool kMin = T == BlockType::kQ4_K || T == BlockType::kQ5_K;
-  const dim3 block(kThreads);
-  if constexpr (M == 1 && R == 1) {
-    if (a.min_blocks_per_sm == 6) {
-      if constexpr (kMin) {
-        if (a.act_sums == 1) {
-          const size_t smem = sizeof(int) * static_cast<size_t>(a.w.cols / 32);
-          return launch_kernel(gemv_block_q_kernel<T, M, HL, R, kPipe, true, 6>, grid, block, smem, s, a.pdl,
-                               a);
-        }
-      }
-      return launch_kernel(gemv_block_q_kernel<T, M, HL, R, kPipe, false, 6>, grid, block, 0, s, a.pdl, a);
-    }
-  }
   if constexpr (kMin) {
     if (a.act_sums == 1) {
       const size_t smem = sizeof(int) * static_cast<size_t>(M) * static_cast<size_t>(a.w.cols / 32);
-      return launch_kernel(gemv_block_q_kernel<T, M, HL, R, kPipe, true>, grid, block, smem, s, a.pdl, a);
+      return launch_kernel(gemv_block_q_kernel<T, M, HL, R, kPipe, true>, grid, dim3(kThreads), smem, s, a.pdl, a);
     }
   }
-  return launch_kernel(gemv_block_q_kernel<T, M, HL, R, kPipe, false>, grid, block, 0, s, a.pdl, a);
+  return launch_kernel(gemv_block_q_kernel<T, M, HL, R, kPipe, false>, grid, dim3(kThreads), 0, s, a.pdl, a);
 }
 
 template <BlockType T, int M, bool HL>
@@ -342,10 +330,8 @@ GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
                  "gemv_block: empty matrix " + std::to_string(a.w.rows) + " x " + std::to_string(a.w.cols));
   QC_GPU_REQUIRE(a.w.cols % block_elems(a.w.type) == 0,
                  std::string("gemv_block: K must be a multiple of the ") + block_type_name(a.w.type) +
-                     " block (" + std::to_string(block_elems(a.w.type)) + "), got " +
-                     std::to_string(a.w.cols));
-  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens,
-                 "gemv_block: M must be in [1, 4], got " + std::to_string(a.m));
+                     " block (" + std::to_string(block_elems(a.w.type)) + "), got " + std::to_string(a.w.cols));
+  QC_GPU_REQUIRE(a.m >= 1 && a.m <= kMaxTokens, "gemv_block: M must be in [1, 4], got " + std::to_string(a.m));
   if (a.format == ActFormat::kF32) {
     QC_GPU_REQUIRE(a.x && a.ld_x >= a.w.cols && a.ld_x % 4 == 0 && aligned16(a.x),
                    "gemv_block: x must be 16-byte aligned with ld_x a multiple of 4 and >= K=" +
@@ -355,10 +341,9 @@ GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
     QC_GPU_REQUIRE(a.xq.hi && a.xq.scale && (!hl || a.xq.lo),
                    std::string("gemv_block: format ") + (hl ? "hl needs xq.hi, xq.lo" : "h needs xq.hi") +
                        " and xq.scale");
-    QC_GPU_REQUIRE(
-        a.xq.ld >= a.w.cols && a.xq.ld % 16 == 0 && aligned16(a.xq.hi) && (!hl || aligned16(a.xq.lo)),
-        "gemv_block: quantised activations need 16-byte aligned rows with ld a multiple of 16 and >= K=" +
-            std::to_string(a.w.cols) + ", got ld=" + std::to_string(a.xq.ld));
+    QC_GPU_REQUIRE(a.xq.ld >= a.w.cols && a.xq.ld % 16 == 0 && aligned16(a.xq.hi) && (!hl || aligned16(a.xq.lo)),
+                   "gemv_block: quantised activations need 16-byte aligned rows with ld a multiple of 16 and >= K=" +
+                       std::to_string(a.w.cols) + ", got ld=" + std::to_string(a.xq.ld));
     QC_GPU_REQUIRE(a.xq.ld_scale >= a.w.cols / 32,
                    "gemv_block: xq.ld_scale must be >= K/32=" + std::to_string(a.w.cols / 32));
   }
@@ -366,9 +351,8 @@ GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
   QC_GPU_REQUIRE(!a.residual || a.ld_residual >= a.w.rows,
                  "gemv_block: ld_residual must be >= N=" + std::to_string(a.w.rows));
   const bool k_types = block_elems(a.w.type) == 256;
-  QC_GPU_REQUIRE(
-      !k_types || aligned16(a.w.data),
-      "gemv_block: K-quant weights must start 16-byte aligned (block_quant.cuh loads 16-byte vectors)");
+  QC_GPU_REQUIRE(!k_types || aligned16(a.w.data),
+                 "gemv_block: K-quant weights must start 16-byte aligned (block_quant.cuh loads 16-byte vectors)");
   QC_GPU_REQUIRE(k_types || reinterpret_cast<uintptr_t>(a.w.data) % 2 == 0,
                  "gemv_block: Q4_0/Q5_0 weights must start 2-byte aligned");
   int rows_per_warp = 1;
@@ -382,16 +366,10 @@ GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
     if (a.rows_per_warp == 0) a.rows_per_warp = a.m == 1 ? 1 : 2;
     if (a.pipeline < 0) a.pipeline = a.m > 1 || q6 ? 1 : 0;
     if (a.act_sums < 0) a.act_sums = a.m > 1 ? 1 : 0;
-    QC_GPU_REQUIRE(
-        a.rows_per_warp == 1 || a.rows_per_warp == 2,
-        "gemv_block: rows_per_warp must be 0 (auto), 1 or 2, got " + std::to_string(a.rows_per_warp));
+    QC_GPU_REQUIRE(a.rows_per_warp == 1 || a.rows_per_warp == 2,
+                   "gemv_block: rows_per_warp must be 0 (auto), 1 or 2, got " + std::to_string(a.rows_per_warp));
     QC_GPU_REQUIRE(a.pipeline == 0 || a.pipeline == 1,
                    "gemv_block: pipeline must be -1 (auto), 0 or 1, got " + std::to_string(a.pipeline));
-    if (a.min_blocks_per_sm < 0) a.min_blocks_per_sm = 0;
-    QC_GPU_REQUIRE(
-        a.min_blocks_per_sm == 0 || (a.min_blocks_per_sm == 6 && a.m == 1 && a.rows_per_warp == 1),
-        "gemv_block: min_blocks_per_sm must be 0 (uncapped) or 6 (with M = 1 and one row per warp), got " +
-            std::to_string(a.min_blocks_per_sm));
     QC_GPU_REQUIRE(a.act_sums == 0 || a.act_sums == 1,
                    "gemv_block: act_sums must be -1 (auto), 0 or 1, got " + std::to_string(a.act_sums));
     // The shared sums take M x K/32 ints: within the 48 KiB a block gets without opting in (K <= 98304 at

@@ -30,14 +30,12 @@ struct GemvBlockArgs {
   int m = 1;
   int warps_per_row = 0;  // 1, 2, 4 or 8; 0 = auto: 8 (one block per row) for small N, 2 for long rows with
                           // few warps (kH / kHL), else 1
-  int rows_per_warp = 0;  // kH / kHL: rows per warp sharing the activation loads, 1 or 2; 0 = auto (1 at M =
-                          // 1, else 2). Same bits.
-  int pipeline = -1;  // kH / kHL: 1 = a lane issues its next piece's loads before decoding the current one
-                      // (two in flight), 0 = one; -1 = auto. Same bits.
-  int act_sums = -1;  // kH / kHL, Q4_K / Q5_K: 1 = the activation sums of their min term formed once per
-                      // block in shared memory, 0 = per piece and row; -1 = auto (other types: 0). Same bits.
-  int min_blocks_per_sm = -1;  // kH / kHL at M = 1, one row per warp: 6 = registers capped so 6 blocks fit an
-                               // SM, 0 = uncapped; -1 = auto. Same bits.
+  int rows_per_warp = 0;  // kH / kHL: rows per warp sharing the activation loads, 1 or 2; 0 = auto (1 at M = 1,
+                          // else 2). Same bits.
+  int pipeline = -1;      // kH / kHL: 1 = a lane issues its next piece's loads before decoding the current one
+                          // (two in flight), 0 = one; -1 = auto. Same bits.
+  int act_sums = -1;      // kH / kHL, Q4_K / Q5_K: 1 = the activation sums of their min term formed once per block
+                          // in shared memory, 0 = per piece and row; -1 = auto (other types: 0). Same bits.
   bool pdl = false;
 };
 GpuStatus gemv_block(const GemvBlockArgs& args, cudaStream_t stream);

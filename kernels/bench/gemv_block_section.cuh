@@ -1,10 +1,11 @@
 // qwenchat-gemv-bench --blocks TYPES: gemv_block (llama.cpp's block formats, #16) on the 27B shapes,
 // M = 1..4, in its activation forms hl (dp4a on the words decode uses by default) and h with its schedule
 // options (rows per warp, pipelined loads, shared activation sums, warps per row), and f32; each point L
-// launches over rotated weight copies (>= 256 MB, so L2 never holds a matrix) captured in a CUDA graph with
-// programmatic dependent launch (what decode runs), median of replays; GB/s counts the bytes the file holds
-// for the matrix (rows x blocks x block bytes), against the read ceiling measured in the same run. Random
-// bytes with finite f16 scale fields: the kernel's time does not depend on the values.
+// launches over rotated weight copies (>= 256 MB, so L2 never holds a matrix) captured in a CUDA graph
+// with programmatic dependent launch (what decode runs), median of replays;
+// GB/s counts the bytes the file holds for the matrix (rows x blocks x block bytes), against the read
+// ceiling measured in the same run. Random bytes with finite f16 scale fields: the kernel's time does
+// not depend on the values.
 #pragma once
 
 #include <algorithm>
@@ -14,8 +15,8 @@
 #include <vector>
 
 #include "block_quant.h"
-#include "gemv_bench_util.cuh"
 #include "gemv_block.h"
+#include "gemv_bench_util.cuh"
 
 namespace qc::bench {
 
@@ -47,9 +48,8 @@ inline void fill_block_matrix(uint8_t* p, size_t blocks, qc::gpu::BlockType t, u
 
 // Times gemv_block for every type in `types`, shape and M; prints as it goes.
 // `form_filter` / `shape_filter`: comma-separated form names / shape keys to run (empty: all).
-inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockType>& types,
-                                              cudaStream_t stream, double ceiling_gbs, bool quick,
-                                              const std::string& form_filter,
+inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockType>& types, cudaStream_t stream,
+                                              double ceiling_gbs, bool quick, const std::string& form_filter,
                                               const std::string& shape_filter) {
   std::vector<BlockResult> out;
   constexpr int kMaxK = 17408;
@@ -66,34 +66,29 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
   fill(fill_normal, scale, size_t{4} * (kMaxK / 32), uint64_t{94}, 0.0f, 0.01f);
   // Activation form (hl: words hi+lo, h: hi only, f32), rows per warp (1, 2), "p" two pieces per lane in
   // flight (pipeline), "s" the min term's activation sums formed once per block (Q4_K / Q5_K; elsewhere
-  // the same kernel as without), "w2" two warps per row (else the launcher's choice), "o6" registers capped
-  // for 6 blocks an SM (M = 1); "auto" the launcher's choice of all of them (what decode runs).
+  // the same kernel as without), "w2" two warps per row (else the launcher's choice); "auto" the launcher's
+  // choice of all of them (what decode runs).
   struct Form {
     const char* name;
     qc::ActFormat f;
     int rpw, pipe, sums, wpr;
-    int occ = -1;  // min_blocks_per_sm
   };
   const Form all_forms[] = {
       {"hlauto", qc::ActFormat::kHL, 0, -1, -1, 0}, {"hauto", qc::ActFormat::kH, 0, -1, -1, 0},
       {"hl2psw2", qc::ActFormat::kHL, 2, 1, 1, 2},  {"h2psw2", qc::ActFormat::kH, 2, 1, 1, 2},
-      {"hl1o6", qc::ActFormat::kHL, 1, 0, 0, 0, 6}, {"hl1po6", qc::ActFormat::kHL, 1, 1, 0, 0, 6},
-      {"h1o6", qc::ActFormat::kH, 1, 0, 0, 0, 6},   {"h1po6", qc::ActFormat::kH, 1, 1, 0, 0, 6},
-      {"hl1", qc::ActFormat::kHL, 1, 0, 0, 0},      {"hl1s", qc::ActFormat::kHL, 1, 0, 1, 0},
-      {"hl1p", qc::ActFormat::kHL, 1, 1, 0, 0},     {"hl1ps", qc::ActFormat::kHL, 1, 1, 1, 0},
-      {"hl1w2", qc::ActFormat::kHL, 1, 0, 0, 2},    {"hl1psw2", qc::ActFormat::kHL, 1, 1, 1, 2},
-      {"hl2", qc::ActFormat::kHL, 2, 0, 0, 0},      {"hl2ps", qc::ActFormat::kHL, 2, 1, 1, 0},
-      {"h1", qc::ActFormat::kH, 1, 0, 0, 0},        {"h1ps", qc::ActFormat::kH, 1, 1, 1, 0},
-      {"h2ps", qc::ActFormat::kH, 2, 1, 1, 0},      {"f32", qc::ActFormat::kF32, 0, 0, 0, 0}};
+      {"hl1", qc::ActFormat::kHL, 1, 0, 0, 0},    {"hl1s", qc::ActFormat::kHL, 1, 0, 1, 0},
+      {"hl1p", qc::ActFormat::kHL, 1, 1, 0, 0},   {"hl1ps", qc::ActFormat::kHL, 1, 1, 1, 0},
+      {"hl1w2", qc::ActFormat::kHL, 1, 0, 0, 2},  {"hl1psw2", qc::ActFormat::kHL, 1, 1, 1, 2},
+      {"hl2", qc::ActFormat::kHL, 2, 0, 0, 0},    {"hl2ps", qc::ActFormat::kHL, 2, 1, 1, 0},
+      {"h1", qc::ActFormat::kH, 1, 0, 0, 0},      {"h1ps", qc::ActFormat::kH, 1, 1, 1, 0},
+      {"h2ps", qc::ActFormat::kH, 2, 1, 1, 0},    {"f32", qc::ActFormat::kF32, 0, 0, 0, 0}};
   std::vector<Form> forms;
   for (const Form& f : all_forms)
-    if (form_filter.empty() ||
-        ("," + form_filter + ",").find(std::string(",") + f.name + ",") != std::string::npos)
+    if (form_filter.empty() || ("," + form_filter + ",").find(std::string(",") + f.name + ",") != std::string::npos)
       forms.push_back(f);
   for (const qc::gpu::BlockType t : types) {
     for (const BlockShape& s : kBlockShapes) {
-      if (!shape_filter.empty() &&
-          ("," + shape_filter + ",").find(std::string(",") + s.key + ",") == std::string::npos)
+      if (!shape_filter.empty() && ("," + shape_filter + ",").find(std::string(",") + s.key + ",") == std::string::npos)
         continue;
       const size_t row = qc::gpu::block_row_bytes(t, s.k), bytes = row * static_cast<size_t>(s.n);
       const int copies = std::max(2, static_cast<int>(std::ceil(256e6 / static_cast<double>(bytes))));
@@ -101,48 +96,45 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
       BENCH_CHECK(cudaMalloc(&w, bytes * copies));
       fill_block_matrix(w, bytes * copies / qc::gpu::block_bytes(t), t, uint64_t{3000} + s.n + s.k);
       BENCH_CHECK(cudaDeviceSynchronize());
-      std::printf("\n== %s %s: K=%d -> N=%d, %.1f MB, %d copies ==\n", qc::gpu::block_type_name(t), s.name,
-                  s.k, s.n, bytes / 1e6, copies);
+      std::printf("\n== %s %s: K=%d -> N=%d, %.1f MB, %d copies ==\n", qc::gpu::block_type_name(t), s.name, s.k,
+                  s.n, bytes / 1e6, copies);
       for (const auto& form : forms)
-        for (int m = 1; m <= 4; ++m) {
-          BlockResult r{qc::gpu::block_type_name(t), s.name, form.name, m, 0, 0, 0, {}};
-          auto launch = [&](int i, bool pdl) {
-            qc::gpu::GemvBlockArgs a;
-            a.w = qc::gpu::BlockWeights{w + static_cast<size_t>(i % copies) * bytes, t, s.n, s.k};
-            a.format = form.f;
-            a.rows_per_warp = form.rpw;
-            a.pipeline = form.pipe;
-            a.act_sums = form.sums;
-            a.min_blocks_per_sm = m == 1 ? form.occ : -1;
-            a.warps_per_row = form.wpr;
-            a.x = x;
-            a.ld_x = s.k;
-            a.xq = qc::gpu::QActIn{hi, lo, scale, s.k, s.k / 32};
-            a.y = y;
-            a.ld_y = s.n;
-            a.m = m;
-            a.pdl = pdl;
-            return qc::gpu::gemv_block(a, stream);
-          };
-          const int L = std::clamp(static_cast<int>(std::ceil(1.5e-3 / (bytes / 3.0e12))), 4, 256);
-          const double t = graph_time(
-              stream, quick ? 5 : 9, L, [&](int i) { return launch(i, i > 0); }, r.error);
-          if (t > 0) {
-            r.us = t / L * 1e6;
-            r.gbs = bytes / (t / L) / 1e9;
-            r.pct = ceiling_gbs > 0 ? 100.0 * r.gbs / ceiling_gbs : 0.0;
-          }
-          if (r.error.empty())
-            std::printf("  %-7s M=%d %9.2f us %7.0f GB/s %5.1f%%\n", form.name, m, r.us, r.gbs, r.pct);
-          else
-            std::printf("  %-7s M=%d ERROR %s\n", form.name, m, r.error.c_str());
-          out.push_back(r);
+      for (int m = 1; m <= 4; ++m) {
+        BlockResult r{qc::gpu::block_type_name(t), s.name, form.name, m, 0, 0, 0, {}};
+        auto launch = [&](int i, bool pdl) {
+          qc::gpu::GemvBlockArgs a;
+          a.w = qc::gpu::BlockWeights{w + static_cast<size_t>(i % copies) * bytes, t, s.n, s.k};
+          a.format = form.f;
+          a.rows_per_warp = form.rpw;
+          a.pipeline = form.pipe;
+          a.act_sums = form.sums;
+          a.warps_per_row = form.wpr;
+          a.x = x;
+          a.ld_x = s.k;
+          a.xq = qc::gpu::QActIn{hi, lo, scale, s.k, s.k / 32};
+          a.y = y;
+          a.ld_y = s.n;
+          a.m = m;
+          a.pdl = pdl;
+          return qc::gpu::gemv_block(a, stream);
+        };
+        const int L = std::clamp(static_cast<int>(std::ceil(1.5e-3 / (bytes / 3.0e12))), 4, 256);
+        const double t = graph_time(stream, quick ? 5 : 9, L, [&](int i) { return launch(i, i > 0); }, r.error);
+        if (t > 0) {
+          r.us = t / L * 1e6;
+          r.gbs = bytes / (t / L) / 1e9;
+          r.pct = ceiling_gbs > 0 ? 100.0 * r.gbs / ceiling_gbs : 0.0;
         }
+        if (r.error.empty())
+          std::printf("  %-7s M=%d %9.2f us %7.0f GB/s %5.1f%%\n", form.name, m, r.us, r.gbs, r.pct);
+        else
+          std::printf("  %-7s M=%d ERROR %s\n", form.name, m, r.error.c_str());
+        out.push_back(r);
+      }
       BENCH_CHECK(cudaFree(w));
     }
   }
-  std::printf("\n==== gemv_block summary: GB/s (%% of the read ceiling %.0f GB/s), graph+PDL ====\n",
-              ceiling_gbs);
+  std::printf("\n==== gemv_block summary: GB/s (%% of the read ceiling %.0f GB/s), graph+PDL ====\n", ceiling_gbs);
   std::printf("%-5s %-13s %-7s %14s %14s %14s %14s\n", "type", "shape", "form", "M=1", "M=2", "M=3", "M=4");
   for (size_t i = 0; i < out.size(); i += 4) {
     std::printf("%-5s %-13s %-7s", out[i].type.c_str(), out[i].shape.c_str(), out[i].form.c_str());

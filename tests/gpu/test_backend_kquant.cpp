@@ -84,8 +84,8 @@ TEST(BlockQuantKernels, EmbeddingIsTheReferenceBitForBit) {
           ASSERT_TRUE(std::isnan(g)) << gpu::block_type_name(tc.type) << " id " << toks[r];
         } else {
           const float want = m.values[static_cast<size_t>(toks[r]) * D + static_cast<size_t>(i)];
-          ASSERT_EQ(std::memcmp(&g, &want, 4), 0) << gpu::block_type_name(tc.type) << " row " << toks[r]
-                                                  << " col " << i << ": " << g << " vs " << want;
+          ASSERT_EQ(std::memcmp(&g, &want, 4), 0)
+              << gpu::block_type_name(tc.type) << " row " << toks[r] << " col " << i << ": " << g << " vs " << want;
         }
       }
   }
@@ -151,8 +151,8 @@ TEST(BlockQuantKernels, GemvIsTheExactDotWithinF32Summation) {
               }
               const size_t at = static_cast<size_t>(t) * ld_y + static_cast<size_t>(n);
               const double tol = (K / 32 + 9) * std::ldexp(1.0, -24) * mag;
-              ASSERT_LE(std::fabs(y1[at] - exact), tol) << gpu::block_type_name(tc.type) << " M=" << M
-                                                        << " wpr=" << wpr << " token " << t << " row " << n;
+              ASSERT_LE(std::fabs(y1[at] - exact), tol) << gpu::block_type_name(tc.type) << " M=" << M << " wpr=" << wpr
+                                                        << " token " << t << " row " << n;
               ASSERT_EQ(std::memcmp(&y1[at], &y2[at], 4), 0) << "not deterministic";
             }
         }
@@ -202,7 +202,6 @@ TEST(BlockQuantKernels, QuantisedActivationGemvIsTheExactDotWithinItsRounding) {
             a.rows_per_warp = 1;
             a.pipeline = 0;
             a.act_sums = 0;
-            a.min_blocks_per_sm = 0;
             a.xq = qa.out.in();
             a.y = dy.get();
             a.ld_y = ld_y;
@@ -218,26 +217,22 @@ TEST(BlockQuantKernels, QuantisedActivationGemvIsTheExactDotWithinItsRounding) {
             // the same order of every sum, the same bits.
             for (int rpw : {1, 2})
               for (int pipe : {0, 1})
-                for (int sums : {0, 1})
-                  for (int occ : {0, 6}) {
-                    if (occ == 6 && (M > 1 || rpw > 1)) continue;  // the register cap exists for M = 1, R = 1
-                    a.rows_per_warp = rpw;
-                    a.pipeline = pipe;
-                    a.act_sums = sums;
-                    a.min_blocks_per_sm = occ;
-                    QC_ASSERT_OK(gpu::gemv_block(a, nullptr));
-                    const std::vector<float> yu = dy.download();
-                    for (int t = 0; t < M; ++t)
-                      ASSERT_EQ(std::memcmp(&yu[static_cast<size_t>(t) * ld_y],
-                                            &y1[static_cast<size_t>(t) * ld_y], sizeof(float) * N),
-                                0)
-                          << gpu::block_type_name(tc.type) << " rows/warp " << rpw << " pipeline " << pipe
-                          << " sums " << sums << " min blocks " << occ << " M=" << M << " wpr=" << wpr;
-                  }
+                for (int sums : {0, 1}) {
+                  a.rows_per_warp = rpw;
+                  a.pipeline = pipe;
+                  a.act_sums = sums;
+                  QC_ASSERT_OK(gpu::gemv_block(a, nullptr));
+                  const std::vector<float> yu = dy.download();
+                  for (int t = 0; t < M; ++t)
+                    ASSERT_EQ(std::memcmp(&yu[static_cast<size_t>(t) * ld_y], &y1[static_cast<size_t>(t) * ld_y],
+                                          sizeof(float) * N),
+                              0)
+                        << gpu::block_type_name(tc.type) << " rows/warp " << rpw << " pipeline " << pipe
+                        << " sums " << sums << " M=" << M << " wpr=" << wpr;
+                }
             for (int t = 0; t < M; ++t)
               for (int n = 0; n < N; ++n) {
-                double exact = with_res ? res[static_cast<size_t>(t) * ld_y + n] : 0.0,
-                       mag = std::fabs(exact);
+                double exact = with_res ? res[static_cast<size_t>(t) * ld_y + n] : 0.0, mag = std::fabs(exact);
                 for (int k = 0; k < K; ++k) {
                   const double w = m.values[static_cast<size_t>(n) * K + k], xv = xhat(t, k);
                   exact += w * xv;
@@ -283,8 +278,7 @@ class KQuantModel : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new qc::test::TempDir();
-    const qc::test::KQuantFiles f =
-        qc::test::write_kquant_model(dir_->path().string(), 3, kquant_cuda_shape());
+    const qc::test::KQuantFiles f = qc::test::write_kquant_model(dir_->path().string(), 3, kquant_cuda_shape());
     path_ = new std::string(f.quantised);
   }
   static void TearDownTestSuite() {
@@ -320,8 +314,7 @@ TEST_F(KQuantModel, DecodePathMatchesTheOracle) {
     auto gpu = CudaBackend::create(c, model->weights(), o);
     ASSERT_TRUE(gpu.ok()) << gpu.error().describe();
     const SeqOut out = run_sequence(**gpu, tokens, {3, 1});
-    const double bound =
-        4.0 * std::sqrt(33.0) * (0.0129 / 127.0) + 4.0 * std::sqrt(2.0) * std::ldexp(1.0, -11);
+    const double bound = 4.0 * std::sqrt(33.0) * (0.0129 / 127.0) + 4.0 * std::sqrt(2.0) * std::ldexp(1.0, -11);
     double wl = 0.0, wh = 0.0;
     for (size_t i = 0; i < tokens.size(); ++i) {
       wl = std::max(wl, rel_dist(out.logits, ref.logits, i, static_cast<size_t>(c.n_vocab)));
@@ -361,8 +354,7 @@ TEST_F(KQuantModel, PromptPathMatchesTheOracle) {
     std::vector<float> last;
     for (int at = 0; at < n; at += 64) {
       const int len = std::min(64, n - at);
-      auto r =
-          (*gpu)->prefill(std::span<const int32_t>(tokens.data() + at, static_cast<size_t>(len)), at, {});
+      auto r = (*gpu)->prefill(std::span<const int32_t>(tokens.data() + at, static_cast<size_t>(len)), at, {});
       ASSERT_TRUE(r.ok()) << r.error().describe();
       last.assign(r->logits.begin(), r->logits.end());
     }
@@ -375,10 +367,8 @@ TEST_F(KQuantModel, PromptPathMatchesTheOracle) {
     const std::vector<float> want_next(ref.logits.begin() + static_cast<std::ptrdiff_t>(n * V),
                                        ref.logits.begin() + static_cast<std::ptrdiff_t>((n + 1) * V));
     const double dn = rel_dist(next, want_next, 0, V);
-    std::printf(
-        "[ distance ] mixed K-quant model, prompt path (%s): last logits %.3e, next token %.3e (bound "
-        "%.3e)\n",
-        (*gpu)->prefill_weights(), dl, dn, bound);
+    std::printf("[ distance ] mixed K-quant model, prompt path (%s): last logits %.3e, next token %.3e (bound %.3e)\n",
+                (*gpu)->prefill_weights(), dl, dn, bound);
     EXPECT_LT(dl, bound);
     EXPECT_LT(dn, bound);
   }
