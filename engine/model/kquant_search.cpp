@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 // The lane forms use GCC/Clang vector extensions: a vf is kSearchLanes floats, and +, -, *, / and the
 // comparisons act lane by lane with the same IEEE single-precision rounding as scalar code (no FMA: this
-// build is ISO C++, where GCC does not contract, and no clone below enables the fma target). The helpers
-// taking and returning vf are always inlined into their callers, so the vector calling convention (which
-// differs with and without AVX, hence -Wpsabi) is never used at a real call.
-#pragma GCC diagnostic ignored "-Wpsabi"
+// build is ISO C++, where GCC does not contract, and no clone below enables the fma target).
+//
+// No vf or vi crosses a function boundary by value: the lane functions are target_clones (one of them
+// AVX2) and the helpers are not, and a 32-byte vector passed or returned by value between the two is an
+// ABI mismatch (GCC warns with -Wpsabi, Clang refuses to compile it). So the helpers take and fill
+// references, which are pointers in the ABI, and are always inlined, so no real call is left.
 
 namespace qc::kquant {
 namespace {
@@ -18,32 +21,19 @@ constexpr float kGroupMaxEps = 1e-15f;  // ggml's GROUP_MAX_EPS: below it a grou
 typedef float vf __attribute__((vector_size(4 * kSearchLanes)));
 typedef int32_t vi __attribute__((vector_size(4 * kSearchLanes)));
 
-[[gnu::always_inline]] inline vf load(const float* p) {
-  vf v;
+[[gnu::always_inline]] inline void load(vf& v, const float* p) {
   std::memcpy(&v, p, sizeof(v));
-  return v;
 }
 
-[[gnu::always_inline]] inline vf splat(float f) {
-  return vf{} + f;
-}
-
-// nearest_int lane by lane (the same bit trick).
-[[gnu::always_inline]] inline vi nearest_int_v(vf f) {
+// l = clamp(nearest_int(f), lo, hi) lane by lane (nearest_int's bit trick).
+[[gnu::always_inline]] inline void nearest_clamped(vi& l, const vf& f, int lo, int hi) {
   const vf val = f + 12582912.f;
-  return (__builtin_bit_cast(vi, val) & 0x007fffff) - 0x00400000;
-}
-
-[[gnu::always_inline]] inline vi clamp_v(vi l, int lo, int hi) {
+  l = (__builtin_bit_cast(vi, val) & 0x007fffff) - 0x00400000;
   l = l < lo ? vi{} + lo : l;
-  return l > hi ? vi{} + hi : l;
+  l = l > hi ? vi{} + hi : l;
 }
 
-[[gnu::always_inline]] inline vf to_float(vi l) {
-  return __builtin_convertvector(l, vf);
-}
-
-[[gnu::always_inline]] inline bool any(vi m) {
+[[gnu::always_inline]] inline bool any(const vi& m) {
   int32_t r = 0;
   for (int k = 0; k < kSearchLanes; ++k) r |= m[k];
   return r != 0;
@@ -138,8 +128,8 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
   vf X[kMaxGroupSize] = {}, W[kMaxGroupSize] = {};
   vi Lv[kMaxGroupSize] = {}, Laux[kMaxGroupSize] = {};
   for (int i = 0; i < n; ++i) {
-    X[i] = load(x + i * kSearchLanes);
-    W[i] = load(weights + i * kSearchLanes);
+    load(X[i], x + i * kSearchLanes);
+    load(W[i], weights + i * kSearchLanes);
   }
   const vf zero{};
   vf min = X[0];
@@ -159,18 +149,18 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
   vf scale = 1.0f / iscale;
   vf best_error = zero;
   for (int i = 0; i < n; ++i) {
-    Lv[i] = clamp_v(nearest_int_v(iscale * (X[i] - min)), 0, nmax);
-    vf diff = scale * to_float(Lv[i]) + min - X[i];
+    nearest_clamped(Lv[i], iscale * (X[i] - min), 0, nmax);
+    vf diff = scale * __builtin_convertvector(Lv[i], vf) + min - X[i];
     diff = diff * diff;
     best_error += W[i] * diff;
   }
   for (int is = 0; nstep >= 1 && is <= nstep; ++is) {
-    iscale = splat(rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax)) / (max - min);
+    iscale = (zero + (rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax))) / (max - min);
     vf sum_l = zero, sum_l2 = zero, sum_xl = zero;
     for (int i = 0; i < n; ++i) {
-      Laux[i] = clamp_v(nearest_int_v(iscale * (X[i] - min)), 0, nmax);
+      nearest_clamped(Laux[i], iscale * (X[i] - min), 0, nmax);
       const vf w = W[i];
-      const vf fl = to_float(Laux[i]);
+      const vf fl = __builtin_convertvector(Laux[i], vf);
       sum_l += w * fl;
       sum_l2 += w * fl * fl;
       sum_xl += w * fl * X[i];
@@ -185,7 +175,7 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
     this_scale = min_pos ? sum_xl / sum_l2 : this_scale;
     vf cur_error = zero;
     for (int i = 0; i < n; ++i) {
-      vf diff = this_scale * to_float(Laux[i]) + this_min - X[i];
+      vf diff = this_scale * __builtin_convertvector(Laux[i], vf) + this_min - X[i];
       diff = diff * diff;
       cur_error += W[i] * diff;
     }
@@ -265,7 +255,7 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
                                                                     int8_t* L, float* scale_out) {
   vf X[kMaxGroupSize] = {};  // zeroed as in make_qkx2_quants_lanes
   vi Lv[kMaxGroupSize] = {};
-  for (int i = 0; i < n; ++i) X[i] = load(x + i * kSearchLanes);
+  for (int i = 0; i < n; ++i) load(X[i], x + i * kSearchLanes);
   const vf zero{};
   vf max = zero;
   vf amax = zero;
@@ -280,10 +270,11 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
   vf sumlx = zero;
   vf suml2 = zero;
   for (int i = 0; i < n; ++i) {
-    const vi l = clamp_v(nearest_int_v(iscale * X[i]), -nmax, nmax - 1);
+    vi l;
+    nearest_clamped(l, iscale * X[i], -nmax, nmax - 1);
     Lv[i] = l + nmax;
     const vf w = X[i] * X[i];
-    const vf fl = to_float(l);
+    const vf fl = __builtin_convertvector(l, vf);
     sumlx += w * X[i] * fl;
     suml2 += w * fl * fl;
   }
@@ -291,14 +282,15 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
   vf best = scale * sumlx;
   for (int is = -9; is <= 9; ++is) {
     if (is == 0) continue;
-    iscale = splat(-(static_cast<float>(nmax) + 0.1f * static_cast<float>(is))) / max;
+    iscale = (zero - (static_cast<float>(nmax) + 0.1f * static_cast<float>(is))) / max;
     vi Laux[kMaxGroupSize] = {};
     sumlx = suml2 = zero;
     for (int i = 0; i < n; ++i) {
-      const vi l = clamp_v(nearest_int_v(iscale * X[i]), -nmax, nmax - 1);
+      vi l;
+    nearest_clamped(l, iscale * X[i], -nmax, nmax - 1);
       Laux[i] = l;
       const vf w = X[i] * X[i];
-      const vf fl = to_float(l);
+      const vf fl = __builtin_convertvector(l, vf);
       sumlx += w * X[i] * fl;
       suml2 += w * fl * fl;
     }

@@ -24,6 +24,23 @@ fail() {
   [ -f "$ART/app.log" ] && { echo "--- app.log"; cat "$ART/app.log"; }
   exit 1
 }
+# Presses Esc in the visible window titled "qwenchat · could not start" until process $1 ends (up to 10
+# tries, each waiting up to 2 s: hang guards, not timings). Found by name alone, the window may exist
+# before it is mapped: focusing it then fails (X_SetInputFocus BadMatch) and the key goes elsewhere, which
+# once left a refused app running (a local run, 2026-12-05). So only a visible window is focused, and a
+# press that went nowhere is repeated.
+quit_with_escape() {
+  local pid=$1 try win i
+  for try in $(seq 1 10); do
+    win=$(xdotool search --onlyvisible --name '^qwenchat · could not start$' 2> /dev/null | head -1)
+    if [ -n "$win" ]; then
+      xdotool windowactivate --sync "$win" 2> /dev/null || xdotool windowfocus --sync "$win" 2> /dev/null
+      xdotool keydown Escape; sleep 0.3; xdotool keyup Escape
+    fi
+    for i in $(seq 1 20); do kill -0 "$pid" 2> /dev/null || return 0; sleep 0.1; done
+  done
+  return 1
+}
 rm -rf "$ART" && mkdir -p "$ART" "$WORK/config" "$WORK/data"
 start_xvfb 1280x720x24 "$WORK/xvfb.log" || fail "no virtual display (the reason is above)"
 
@@ -46,13 +63,8 @@ check_case() {
   local sd=""
   wait_for 60 drawn || fail "$name: the capture stays blank (standard deviation $sd)"
   grep -q "$expected" "$ART/app.log" || fail "$name: stderr does not say '$expected'"
-  local win
-  win=$(xdotool search --name '^qwenchat · could not start$' | head -1)
-  xdotool windowactivate --sync "$win" 2> /dev/null || xdotool windowfocus "$win"
-  xdotool keydown Escape; sleep 0.3; xdotool keyup Escape
-  local rc=0 i
-  for i in $(seq 1 100); do kill -0 "$APP_PID" 2> /dev/null || break; sleep 0.1; done
-  kill -0 "$APP_PID" 2> /dev/null && fail "$name: Quit (Esc) did not end the app"
+  quit_with_escape "$APP_PID" || fail "$name: Quit (Esc) did not end the app"
+  local rc=0
   wait "$APP_PID"; rc=$?
   APP_PID=""
   [ $rc -eq 1 ] || fail "$name: expected exit status 1, got $rc"
@@ -85,11 +97,7 @@ wait_for 60 xdotool search --name '^qwenchat · could not start$' ||
   { cat "$ART/second.log"; kill "$SECOND_PID" 2> /dev/null; fail "a second app on the same database was not refused"; }
 grep -q "$WORK/fresh.db is already open in another qwenchat (pid $APP_PID" "$ART/second.log" ||
   { cat "$ART/second.log"; kill "$SECOND_PID" 2> /dev/null; fail "the refusal does not name the database and pid $APP_PID"; }
-win=$(xdotool search --name '^qwenchat · could not start$' | head -1)
-xdotool windowactivate --sync "$win" 2> /dev/null || xdotool windowfocus "$win"
-xdotool keydown Escape; sleep 0.3; xdotool keyup Escape
-for i in $(seq 1 100); do kill -0 "$SECOND_PID" 2> /dev/null || break; sleep 0.1; done
-kill -0 "$SECOND_PID" 2> /dev/null && { kill "$SECOND_PID"; fail "Esc did not end the refused second app"; }
+quit_with_escape "$SECOND_PID" || { kill "$SECOND_PID"; fail "Esc did not end the refused second app"; }
 wait "$SECOND_PID"; rc=$?
 [ $rc -eq 1 ] || fail "the refused second app: expected exit status 1, got $rc"
 kill -0 "$APP_PID" 2> /dev/null || fail "the first app ended when the second was refused"
