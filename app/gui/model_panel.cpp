@@ -3,6 +3,7 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -193,8 +194,11 @@ void ModelPanel::choose(UiContext& ctx, const std::string& path, const std::stri
   EngineOptions o;
   o.model_path = path;
   o.n_ctx = ctx.config.settings.engine().n_ctx;
+  // Only whether the file is a model this app runs and its host-side size: the CPU estimate, which reads
+  // the header and opens no device (the CUDA part is the panel's, off this thread; the load re-plans).
   auto kind = parse_backend_kind(ctx.config.backend);
-  o.backend = kind.ok() ? *kind : BackendKind::kCpu;
+  const bool cuda = kind.ok() && *kind == BackendKind::kCuda;
+  o.backend = kind.ok() && !cuda ? *kind : BackendKind::kCpu;
   const Result<LoadEstimate> e = estimate_load(o);
   if (!e.ok()) {  // not a GGUF, or one of an architecture this app does not run: the previous model stays
     choose_error_ = how + " " + name + ": not a model this app can load: " + e.error().message;
@@ -203,7 +207,9 @@ void ModelPanel::choose(UiContext& ctx, const std::string& path, const std::stri
     return;
   }
   choose_error_.clear();
-  ctx.notices.info(how + " " + name + ": loading (memory estimate " + format_bytes(e->total_bytes()) + ")");
+  ctx.notices.info(how + " " + name + ": loading " +
+                   (cuda ? "onto the GPU (" + format_bytes(e->file_bytes) + " file)"
+                         : "(memory estimate " + format_bytes(e->total_bytes()) + ")"));
   load(ctx, path);
 }
 
@@ -216,6 +222,7 @@ void ModelPanel::estimate(UiContext& ctx) {
   o.gpu_memory_limit = static_cast<uint64_t>(s.gpu_memory_mb) << 20;
   auto kind = parse_backend_kind(ctx.config.backend);
   o.backend = kind.ok() ? *kind : BackendKind::kCpu;
+  const bool cuda = o.backend == BackendKind::kCuda;
   std::error_code ec;
   const auto mtime = std::filesystem::last_write_time(path_, ec);
   // The CUDA part asks the device for its free memory: once per file, context, backend and limit, not per
@@ -223,9 +230,17 @@ void ModelPanel::estimate(UiContext& ctx) {
   const std::string key = path_ + "|" + std::to_string(o.n_ctx) + "|" + ctx.config.backend + "|" +
                           std::to_string(s.gpu_memory_mb) + "|" +
                           std::to_string(ec ? 0 : mtime.time_since_epoch().count());
-  if (key != estimate_key_) {  // the header is parsed once per file, context and backend
-    estimate_key_ = key;
-    estimate_ = estimate_load(o);
+  if (pending_.valid() && pending_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    estimate_ = pending_.get();
+    estimate_key_ = pending_key_;
+  }
+  if (key != estimate_key_ && !pending_.valid()) {  // the header is parsed once per file, context and backend
+    pending_key_ = key;
+    pending_ = std::async(std::launch::async, [o] { return estimate_load(o); });
+  }
+  if (key != estimate_key_) {
+    text_wrapped_colored(ctx.theme.text_muted, cuda ? "Memory estimate: asking the GPU..." : "Memory estimate: ...");
+    return;
   }
   if (!estimate_ || !estimate_->ok()) {
     text_wrapped_colored(ctx.theme.warning, "not a model this app can load: %s",
@@ -233,7 +248,6 @@ void ModelPanel::estimate(UiContext& ctx) {
     return;
   }
   const LoadEstimate& e = **estimate_;
-  const bool cuda = o.backend == BackendKind::kCuda;
   text_wrapped_colored(ctx.theme.text_muted, "Memory estimate: %s = %s weights (the file, memory-mapped) + %s "
                        "caches for a %d-token context%s",
                        format_bytes(e.total_bytes()).c_str(), format_bytes(e.file_bytes).c_str(),

@@ -3,6 +3,7 @@
 // the loaded model's facts, and load errors in the window.
 #pragma once
 
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +47,11 @@ class ModelPanel {
   bool path_initialised_ = false;
   std::string estimate_key_;  // path, context, backend and mtime the estimate is for
   std::optional<Result<LoadEstimate>> estimate_;
+  // The estimate runs off the GUI thread: its CUDA part opens the device (the first time a CUDA context,
+  // 0.1-0.5 s) and asks for its free memory, which must not stall a frame. One at a time; a key that changed
+  // meanwhile starts the next one when it is done.
+  std::future<Result<LoadEstimate>> pending_;
+  std::string pending_key_;
   FileChooser chooser_{"model_file"};
   std::string choose_error_;       // the last dropped or picked file that could not be loaded, shown in the tab
   std::string choose_error_path_;  // its path (empty: a drop with no model file in it)
