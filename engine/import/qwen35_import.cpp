@@ -5,6 +5,7 @@
 #include <cstring>
 #include <set>
 
+#include "model/kquant_quantize.h"
 #include "model/row_parallel.h"
 
 namespace qc {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "model/kquant.h"
@@ -362,6 +363,13 @@ Status quantize_row(gguf::TensorType type, const float* src, uint8_t* dst, int64
     }
   }
   return Status::success();
+}
+
+Status encode_values(DType t, const float* x, uint8_t* out, int64_t n) {
+  if (const std::optional<gguf::TensorType> block = dtype_block_format(t))
+    return quantize_row(*block, x, out, n);
+  encode_row(t, x, out, n);
+  return {};
 }
 
 }  // namespace qc

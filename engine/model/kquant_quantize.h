@@ -35,6 +35,7 @@
 #include <cstdint>
 
 #include "gguf/types.h"
+#include "model/quant.h"
 #include "qwenchat/result.h"
 
 namespace qc {
@@ -44,5 +45,11 @@ namespace qc {
 // type's block size, a non-finite or too large value (nothing written), a block scale beyond f16 (see
 // above).
 Status quantize_row(gguf::TensorType type, const float* src, uint8_t* dst, int64_t n);
+
+// Encode f32 into any DType: encode_row (model/quant.h) for F32, F16, BF16 and Q8_0, quantize_row for Q4_0,
+// Q5_0, Q4_K, Q5_K and Q6_K, whose errors it passes on (n not whole blocks, a non-finite value or one too
+// large for the format; `out` is then to be discarded). Here, not in model/quant.h, because it is what the
+// writers (convert, mkmodel) call: the runtime library, which reads these formats, links no quantiser.
+Status encode_values(DType t, const float* x, uint8_t* out, int64_t n);
 
 }  // namespace qc

@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "model/kquant.h"
-#include "model/kquant_quantize.h"
 
 namespace qc {
 
@@ -265,13 +264,6 @@ void encode_row(DType t, const float* x, uint8_t* out, int64_t n) {
     case DType::kQ6_K:
       return;  // read-only formats (see dtype_encodable)
   }
-}
-
-Status encode_values(DType t, const float* x, uint8_t* out, int64_t n) {
-  if (const std::optional<gguf::TensorType> block = dtype_block_format(t))
-    return quantize_row(*block, x, out, n);
-  encode_row(t, x, out, n);
-  return {};
 }
 
 }  // namespace qc

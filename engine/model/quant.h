@@ -2,9 +2,9 @@
 // 34 bytes, scale first), plus llama.cpp's Q4_0, Q5_0 (blocks of 32) and Q4_K, Q5_K, Q6_K (super-blocks
 // of 256), which a K-quant file mixes per tensor (layouts in model/kquant.h). Conversions are exact where
 // the format allows (f16/bf16 -> f32 always is, and so is every block format's decode) and
-// round-to-nearest-even on the way in. The five llama.cpp formats are written by encode_values through
-// model/kquant_quantize.h (ggml's reference quantisers, byte for byte); which tensor gets which type in a
-// K-quant file is model/quant_mix.h's business.
+// round-to-nearest-even on the way in. The five llama.cpp formats are written by encode_values in
+// model/kquant_quantize.h (ggml's reference quantisers, byte for byte; offline tooling, not linked into the
+// app); which tensor gets which type in a K-quant file is model/quant_mix.h's business.
 #pragma once
 
 #include <cstdint>
@@ -62,11 +62,7 @@ void dequantize_q8_0(const uint8_t* in, float* out, int64_t n);
 // Decode `n` values of type t starting at element 0 of `src` into f32 (n a multiple of dtype_block(t)).
 void decode_row(DType t, const uint8_t* src, float* out, int64_t n);
 // Encode f32 into type t, which must be dtype_encodable (these four cannot fail). Other types leave `out` as
-// it is: they go through encode_values.
+// it is: they go through encode_values (model/kquant_quantize.h).
 void encode_row(DType t, const float* x, uint8_t* out, int64_t n);
-// Encode f32 into any type: encode_row for the four above, quantize_row (model/kquant_quantize.h) for Q4_0,
-// Q5_0, Q4_K, Q5_K and Q6_K, whose errors it passes on (n not whole blocks, a non-finite value or one too
-// large for the format; `out` is then to be discarded).
-Status encode_values(DType t, const float* x, uint8_t* out, int64_t n);
 
 }  // namespace qc

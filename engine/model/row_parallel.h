@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "model/kquant_quantize.h"
 #include "model/quant.h"
 #include "qwenchat/result.h"
 

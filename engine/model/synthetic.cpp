@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gguf/writer.h"
+#include "model/kquant_quantize.h"
 #include "model/row_parallel.h"
 #include "model/tensor_stream.h"
 

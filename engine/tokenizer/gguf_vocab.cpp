@@ -1,18 +1,16 @@
-// Tokenizer <-> GGUF metadata (tokenizer.ggml.*), the only place these key strings appear.
+// Tokenizer <- GGUF metadata (tokenizer.ggml.*): the vocabularies and load_tokenizer. The writers are
+// gguf_vocab_write.cpp (offline tooling); the key strings are gguf_vocab_keys.h.
 #include "gguf/reader.h"
-#include "gguf/writer.h"
-#include "tokenizer/bpe_trainer.h"
-#include "tokenizer/gguf_vocab.h"
+#include "tokenizer/gguf_vocab_keys.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace qc {
-namespace {
 
-constexpr const char* kModel = "tokenizer.ggml.model";
-// The Hugging Face normalizer as JSON (tokenizer/normalizer.h); not a llama.cpp key.
-constexpr const char* kNormalizer = "tokenizer.huggingface.normalizer";
+using namespace vocab_keys;
+
+namespace {
 
 // An optional token id key: -1 when absent.
 Result<int32_t> optional_id(const gguf::File& f, const std::string& key) {
@@ -26,7 +24,7 @@ Result<int32_t> optional_id(const gguf::File& f, const std::string& key) {
 
 // tokenizer.ggml.token_type as int32s (empty when absent), one per token.
 Result<std::vector<int32_t>> token_types(const gguf::File& f, size_t n_tokens) {
-  const std::string key = "tokenizer.ggml.token_type";
+  const std::string key = kTokenType;
   if (!f.find(key)) return std::vector<int32_t>{};
   QC_ASSIGN(const std::vector<int64_t> raw, f.get_ints(key));
   if (raw.size() != n_tokens) {
@@ -57,14 +55,14 @@ Status expect_model(const gguf::File& f, const std::string& want) {
 Result<BpeVocab> bpe_vocab_from_gguf(const gguf::File& f) {
   QC_TRY(expect_model(f, "gpt2"));
   BpeVocab v;
-  QC_ASSIGN(v.tokens, f.get_strings("tokenizer.ggml.tokens"));
-  QC_ASSIGN(v.merges, f.get_strings("tokenizer.ggml.merges"));
+  QC_ASSIGN(v.tokens, f.get_strings(kTokens));
+  QC_ASSIGN(v.merges, f.get_strings(kMerges));
   QC_ASSIGN(v.token_types, token_types(f, v.tokens.size()));
-  if (!f.find("tokenizer.ggml.pre")) {
+  if (!f.find(kPre)) {
     return make_error(f.path() + ": tokenizer.ggml.pre is missing (supported pre-tokenizers: " +
                       supported_pretokenizers() + ")");
   }
-  QC_ASSIGN(v.pre, f.get_string("tokenizer.ggml.pre"));
+  QC_ASSIGN(v.pre, f.get_string(kPre));
   // The normaliser recorded at conversion ("null" = none); a file without the key (llama.cpp's converter
   // writes none) gets its pre-tokenizer family's (default_normalizer_json: NFC for Qwen).
   if (f.find(kNormalizer)) {
@@ -72,30 +70,30 @@ Result<BpeVocab> bpe_vocab_from_gguf(const gguf::File& f) {
   } else {
     v.normalizer = default_normalizer_json(v.pre);
   }
-  QC_ASSIGN(v.bos, optional_id(f, "tokenizer.ggml.bos_token_id"));
-  QC_ASSIGN(v.eos, optional_id(f, "tokenizer.ggml.eos_token_id"));
-  QC_ASSIGN(v.pad, optional_id(f, "tokenizer.ggml.padding_token_id"));
-  QC_ASSIGN(v.eot, optional_id(f, "tokenizer.ggml.eot_token_id"));
+  QC_ASSIGN(v.bos, optional_id(f, kBosId));
+  QC_ASSIGN(v.eos, optional_id(f, kEosId));
+  QC_ASSIGN(v.pad, optional_id(f, kPadId));
+  QC_ASSIGN(v.eot, optional_id(f, kEotId));
   return v;
 }
 
 Result<SpmVocab> spm_vocab_from_gguf(const gguf::File& f) {
   QC_TRY(expect_model(f, "llama"));
   SpmVocab v;
-  QC_ASSIGN(v.pieces, f.get_strings("tokenizer.ggml.tokens"));
-  if (f.find("tokenizer.ggml.scores")) {
-    QC_ASSIGN(v.scores, f.get_floats("tokenizer.ggml.scores"));
+  QC_ASSIGN(v.pieces, f.get_strings(kTokens));
+  if (f.find(kScores)) {
+    QC_ASSIGN(v.scores, f.get_floats(kScores));
     if (v.scores.size() != v.pieces.size()) {
       return make_error(f.path() + ": tokenizer.ggml.scores: expected " + std::to_string(v.pieces.size()) +
                         " entries (one per token), got " + std::to_string(v.scores.size()));
     }
   }
   QC_ASSIGN(v.types, token_types(f, v.pieces.size()));
-  QC_ASSIGN(v.bos, optional_id(f, "tokenizer.ggml.bos_token_id"));
-  QC_ASSIGN(v.eos, optional_id(f, "tokenizer.ggml.eos_token_id"));
-  QC_ASSIGN(v.pad, optional_id(f, "tokenizer.ggml.padding_token_id"));
-  if (f.find("tokenizer.ggml.add_space_prefix")) {
-    QC_ASSIGN(v.add_space_prefix, f.get_bool("tokenizer.ggml.add_space_prefix"));
+  QC_ASSIGN(v.bos, optional_id(f, kBosId));
+  QC_ASSIGN(v.eos, optional_id(f, kEosId));
+  QC_ASSIGN(v.pad, optional_id(f, kPadId));
+  if (f.find(kAddSpacePrefix)) {
+    QC_ASSIGN(v.add_space_prefix, f.get_bool(kAddSpacePrefix));
   }
   // llama.cpp never removes whitespace for `llama` vocabularies, whatever remove_extra_whitespaces says.
   v.remove_extra_whitespaces = false;
@@ -120,43 +118,6 @@ Result<std::unique_ptr<Tokenizer>> load_tokenizer(const gguf::File& f) {
   }
   if (!t.ok()) return make_error(f.path() + ": " + t.error().message, t.error().hint);
   return t;
-}
-
-void write_bpe_vocab_metadata(gguf::Writer& w, const BpeVocab& v, std::string_view chat_template) {
-  w.set(kModel, gguf::Value::of_string("gpt2"));
-  w.set("tokenizer.ggml.pre", gguf::Value::of_string(v.pre));
-  w.set(kNormalizer, gguf::Value::of_string(v.normalizer.empty() ? "null" : v.normalizer));
-  w.set("tokenizer.ggml.tokens", gguf::Value::strings(v.tokens));
-  w.set("tokenizer.ggml.merges", gguf::Value::strings(v.merges));
-  std::vector<int32_t> types = v.token_types;
-  if (types.empty()) types.assign(v.tokens.size(), static_cast<int32_t>(TokenType::kNormal));
-  w.set("tokenizer.ggml.token_type", gguf::Value::i32s(types));
-  if (v.bos >= 0) w.set("tokenizer.ggml.bos_token_id", gguf::Value::of_u32(static_cast<uint32_t>(v.bos)));
-  if (v.eos >= 0) w.set("tokenizer.ggml.eos_token_id", gguf::Value::of_u32(static_cast<uint32_t>(v.eos)));
-  if (v.pad >= 0) w.set("tokenizer.ggml.padding_token_id", gguf::Value::of_u32(static_cast<uint32_t>(v.pad)));
-  if (v.eot >= 0) w.set("tokenizer.ggml.eot_token_id", gguf::Value::of_u32(static_cast<uint32_t>(v.eot)));
-  w.set("tokenizer.ggml.add_bos_token", gguf::Value::of_bool(false));
-  if (!chat_template.empty())
-    w.set("tokenizer.chat_template", gguf::Value::of_string(std::string(chat_template)));
-}
-
-void write_spm_vocab_metadata(gguf::Writer& w, const SpmVocab& v, std::string_view chat_template) {
-  w.set(kModel, gguf::Value::of_string("llama"));
-  w.set("tokenizer.ggml.tokens", gguf::Value::strings(v.pieces));
-  std::vector<float> scores = v.scores;
-  if (scores.empty()) scores.assign(v.pieces.size(), 0.0f);
-  w.set("tokenizer.ggml.scores", gguf::Value::f32s(scores));
-  std::vector<int32_t> types = v.types;
-  if (types.empty()) types.assign(v.pieces.size(), static_cast<int32_t>(TokenType::kNormal));
-  w.set("tokenizer.ggml.token_type", gguf::Value::i32s(types));
-  if (v.bos >= 0) w.set("tokenizer.ggml.bos_token_id", gguf::Value::of_u32(static_cast<uint32_t>(v.bos)));
-  if (v.eos >= 0) w.set("tokenizer.ggml.eos_token_id", gguf::Value::of_u32(static_cast<uint32_t>(v.eos)));
-  if (v.pad >= 0) w.set("tokenizer.ggml.padding_token_id", gguf::Value::of_u32(static_cast<uint32_t>(v.pad)));
-  w.set("tokenizer.ggml.add_space_prefix", gguf::Value::of_bool(v.add_space_prefix));
-  w.set("tokenizer.ggml.add_bos_token", gguf::Value::of_bool(false));
-  w.set("tokenizer.ggml.add_eos_token", gguf::Value::of_bool(false));
-  if (!chat_template.empty())
-    w.set("tokenizer.chat_template", gguf::Value::of_string(std::string(chat_template)));
 }
 
 }  // namespace qc

@@ -1,6 +1,7 @@
 // Writing a SentencePiece vocabulary as GGUF tokenizer metadata (the byte-level BPE writer,
 // write_bpe_vocab_metadata, is declared in bpe_trainer.h beside the trainer that feeds it). The readers are
-// in tokenizer.h; all key strings live in gguf_vocab.cpp.
+// in tokenizer.h (defined in gguf_vocab.cpp); the writers are gguf_vocab_write.cpp, offline tooling; all key
+// strings live in gguf_vocab_keys.h.
 #pragma once
 
 #include <string_view>
