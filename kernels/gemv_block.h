@@ -12,7 +12,7 @@
 
 #include "block_quant.h"
 #include "layout.h"
-#include "qwenchat/kernel_config.h"
+#include "qwenchat_kernels/gemv_variant.h"
 #include "status.h"
 
 namespace qc::gpu {

@@ -1,5 +1,5 @@
 // Q8_0 GEMV family: y[m][n] = sum_k W[n][k] * a[m][k] (+ residual[m][n]) for M <= 4 token rows, weights
-// in the split layout (layout.h), read once for all M tokens. The variants (kernel_config.h) differ in
+// in the split layout (layout.h), read once for all M tokens. The variants (qwenchat_kernels/gemv_variant.h) differ in
 // schedule and activation format; see kernels/gemv_q8_lane.cuh for the accumulation-order contract that
 // makes the classes {h, hu, h2, tile_h} and {hl, hlu, hlu4, hl2, tile} bit-identical.
 //
@@ -11,7 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include "layout.h"
-#include "qwenchat/kernel_config.h"
+#include "qwenchat_kernels/gemv_variant.h"
 #include "status.h"
 
 namespace qc::gpu {

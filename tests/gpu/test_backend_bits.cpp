@@ -1,4 +1,4 @@
-// Bit-level properties of the CUDA backend: variants of one identity class (kernel_config.h) give the same
+// Bit-level properties of the CUDA backend: variants of one identity class (qwenchat_kernels/gemv_variant.h) give the same
 // greedy token stream and logits hash; the CUDA graph, PDL and the fusions change no bit; two runs give
 // the same bits; a prompt in one call equals single steps; snapshot/restore replays exactly; a kernel-config
 // change re-captures; greedy with MTP equals greedy without. Plus errors, memory accounting, no device.

@@ -1,5 +1,5 @@
 // Q8_0 GEMV family: every variant against a double CPU GEMV, the bit-identity classes of
-// kernel_config.h, M-invariance (a token's result does not depend on the other rows of the batch),
+// qwenchat_kernels/gemv_variant.h, M-invariance (a token's result does not depend on the other rows of the batch),
 // residual epilogue, split-K determinism, the fused gate+up, PDL launches inside a captured graph.
 #include <cstring>
 
@@ -189,7 +189,7 @@ TEST(GemvQ8, ActivationQuantisationErrorWithinBound) {
   }
 }
 
-// Variants in one class of kernel_config.h give identical bits, for every tile schedule too.
+// Variants in one class of qwenchat_kernels/gemv_variant.h give identical bits, for every tile schedule too.
 TEST(GemvQ8, BitIdentityClasses) {
   QC_REQUIRE_DEVICE();
   std::mt19937 rng(77);

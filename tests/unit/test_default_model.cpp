@@ -150,7 +150,7 @@ TEST_F(DefaultModel, GoldenGreedyStreams) {
 }
 
 // ---- The same model on the CUDA backend (skipped without the backend or a device) ----
-// Variants of one bit-identity class (kernel_config.h) must give the same tokens and the same logits hash;
+// Variants of one bit-identity class (qwenchat_kernels/gemv_variant.h) must give the same tokens and the same logits hash;
 // the streams of one variant per class are golden (greedy_cuda.json, recorded on the GPU machine with
 // QWENCHAT_UPDATE_GOLDEN=1). The CUDA classes quantise activations (hl: ~14 bits, h: 8 bits) where the CPU
 // reference keeps f32, so CUDA tokens may part from the CPU's at a near tie: their agreement is printed,

@@ -1,0 +1,130 @@
+// The GEMV variants of the Q8_0 family and the activation formats they read: kernel facts (each name is
+// a kernel schedule in kernels/gemv_q8*.cu), plain C++ with no CUDA types, so the settings
+// (qwenchat/kernel_config.h), the GUI, the CLI and the kernels all include this one header, and the
+// kernels include nothing above them.
+//
+// Bit-identity (what may change tokens): every Q8_0 GEMV variant folds the per-lane partial products in the
+// same order (ascending 512-weight segments, one f32 accumulator per lane, then one fixed butterfly over the
+// 32 lanes; kernels/gemv_q8_lane.cuh holds that contract). Variants that only change the schedule (how many
+// segments are in flight, how many rows a warp owns, how blocks walk the rows) therefore give the same bits:
+//   class "h"  : h == hu == h2 == tile_h                  (single int8 activation word)
+//   class "hl" : hl == hlu == hlu4 == hl2 == tile          (two-word high/low int8 activation)
+// These are NOT bit-identical to anything else and are judged by their distance from the f64 oracle:
+//   sk  (split-K re-associates the sum over K; deterministic because the combine runs in fixed order),
+//   deq (f32 activations, a different product entirely), and h-class vs hl-class (different activations).
+// All variants are deterministic run to run, and a GEMV over M tokens gives every token the bits of an M=1
+// run (so verifying MTP drafts in one weight pass cannot move a greedy token).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace qc {
+
+// GEMV family for Q8_0 weights (kernels/gemv_q8*.cu). Names are the CLI/GUI spellings.
+enum class GemvVariant : uint8_t {
+  kH,       // "h":      one warp per row, single int8 activation word, one 512-weight segment in flight
+  kHL,      // "hl":     same with the two-word (high/low) activation: ~14-bit activations, 2x dp4a
+  kHU,      // "hu":     h with two segments in flight per warp
+  kHLU,     // "hlu":    hl with two segments in flight
+  kHLU4,    // "hlu4":   hl with four segments in flight
+  kH2,      // "h2":     h with two rows per warp (activation loaded once for both)
+  kHL2,     // "hl2":    hl with two rows per warp
+  kSplitK,  // "sk":     hl split over K into `split_k` chunks + fixed-order combine kernel
+  kDeq,     // "deq":    f32 activations, weights dequantised in registers
+  kTile,    // "tile":   the streaming design (hl): rows per warp x segments in flight tuned per shape,
+            //           activations staged in shared memory once per block, persistent row walk,
+            //           weight prefetch before the programmatic-launch wait
+  kTileH,   // "tile_h": the same with the single-word activation
+};
+inline constexpr int kGemvVariantCount = 11;
+
+// Activation format a variant consumes; the norm/quant producers write this format.
+enum class ActFormat : uint8_t { kH, kHL, kF32 };
+
+inline const char* gemv_variant_name(GemvVariant v) {
+  switch (v) {
+    case GemvVariant::kH:
+      return "h";
+    case GemvVariant::kHL:
+      return "hl";
+    case GemvVariant::kHU:
+      return "hu";
+    case GemvVariant::kHLU:
+      return "hlu";
+    case GemvVariant::kHLU4:
+      return "hlu4";
+    case GemvVariant::kH2:
+      return "h2";
+    case GemvVariant::kHL2:
+      return "hl2";
+    case GemvVariant::kSplitK:
+      return "sk";
+    case GemvVariant::kDeq:
+      return "deq";
+    case GemvVariant::kTile:
+      return "tile";
+    case GemvVariant::kTileH:
+      return "tile_h";
+  }
+  return "?";
+}
+
+inline std::optional<GemvVariant> parse_gemv_variant(std::string_view s) {
+  for (int i = 0; i < kGemvVariantCount; ++i) {
+    const auto v = static_cast<GemvVariant>(i);
+    if (s == gemv_variant_name(v)) return v;
+  }
+  return std::nullopt;
+}
+
+// "h, hl, hu, ..." for help texts and error messages.
+inline std::string gemv_variant_list() {
+  std::string out;
+  for (int i = 0; i < kGemvVariantCount; ++i) {
+    if (i) out += ", ";
+    out += gemv_variant_name(static_cast<GemvVariant>(i));
+  }
+  return out;
+}
+
+inline ActFormat gemv_act_format(GemvVariant v) {
+  switch (v) {
+    case GemvVariant::kH:
+    case GemvVariant::kHU:
+    case GemvVariant::kH2:
+    case GemvVariant::kTileH:
+      return ActFormat::kH;
+    case GemvVariant::kDeq:
+      return ActFormat::kF32;
+    default:
+      return ActFormat::kHL;
+  }
+}
+
+// Variants in one class produce identical bits (see the top of this file). 0 = class "h", 1 = class
+// "hl"; every other variant is its own class (2 + its enum value).
+inline int gemv_identity_class(GemvVariant v) {
+  switch (v) {
+    case GemvVariant::kH:
+    case GemvVariant::kHU:
+    case GemvVariant::kH2:
+    case GemvVariant::kTileH:
+      return 0;
+    case GemvVariant::kHL:
+    case GemvVariant::kHLU:
+    case GemvVariant::kHLU4:
+    case GemvVariant::kHL2:
+    case GemvVariant::kTile:
+      return 1;
+    default:
+      return 2 + static_cast<int>(v);
+  }
+}
+inline bool gemv_bit_identical(GemvVariant a, GemvVariant b) {
+  return gemv_identity_class(a) == gemv_identity_class(b);
+}
+
+}  // namespace qc
