@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
+#include <utility>
 #include <sstream>
 
 namespace qc::bench_app {
@@ -29,6 +31,21 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
      "q4_k_m, q5_k_s, q5_k_m, q6_k (each tensor's type by llama.cpp's rules)"},
     {"help", false, "this text"},
 };
+
+// One of a few named values of an option: --NAME VALUE with VALUE among `choices` (in the order the error
+// lists them).
+template <typename T>
+qc::Result<T> choice(const std::string& option, const std::string& value,
+                     std::initializer_list<std::pair<const char*, T>> choices) {
+  std::string names;  // "a, b or c"
+  size_t i = 0;
+  for (const auto& [name, v] : choices) {
+    if (value == name) return v;
+    names += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + std::string(name);
+    ++i;
+  }
+  return qc::make_error("--" + option + ": expected " + names + ", got \"" + value + "\"");
+}
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -89,25 +106,18 @@ Result<Options> parse_bench_options(int argc, char** argv, bool* help) {
     o.prefill.history = std::max(1, std::atoi(hm[0].c_str()));
     o.prefill.message = std::max(1, std::atoi(hm[1].c_str()));
   }
+  using qc::cuda::PrefillGemm, qc::cuda::PrefillWeights;
   if (const auto g = a.get("prefill-gemm")) {
-    if (*g == "auto")
-      o.prefill_gemm = qc::cuda::PrefillGemm::kAuto;
-    else if (*g == "f16")
-      o.prefill_gemm = qc::cuda::PrefillGemm::kF16;
-    else if (*g == "int8")
-      o.prefill_gemm = qc::cuda::PrefillGemm::kInt8;
-    else
-      return qc::make_error("--prefill-gemm: expected auto, f16 or int8, got \"" + *g + "\"");
+    QC_ASSIGN(o.prefill_gemm, choice<PrefillGemm>("prefill-gemm", *g,
+                                                  {{"auto", PrefillGemm::kAuto},
+                                                   {"f16", PrefillGemm::kF16},
+                                                   {"int8", PrefillGemm::kInt8}}));
   }
   if (const auto w = a.get("prefill-weights")) {
-    if (*w == "auto")
-      o.prefill_weights = qc::cuda::PrefillWeights::kAuto;
-    else if (*w == "resident")
-      o.prefill_weights = qc::cuda::PrefillWeights::kResident;
-    else if (*w == "per-chunk")
-      o.prefill_weights = qc::cuda::PrefillWeights::kPerChunk;
-    else
-      return qc::make_error("--prefill-weights: expected auto, resident or per-chunk, got \"" + *w + "\"");
+    QC_ASSIGN(o.prefill_weights, choice<PrefillWeights>("prefill-weights", *w,
+                                                        {{"auto", PrefillWeights::kAuto},
+                                                         {"resident", PrefillWeights::kResident},
+                                                         {"per-chunk", PrefillWeights::kPerChunk}}));
   }
   QC_ASSIGN(const long long pr, a.get_int("prefill-rows", o.prefill_rows, 1, qc::gpu::kMaxRows));
   o.prefill_rows = static_cast<int>(pr);

@@ -59,7 +59,7 @@ Result<BpeVocab> bpe_vocab_from_gguf(const gguf::File& f) {
   QC_ASSIGN(v.merges, f.get_strings(kMerges));
   QC_ASSIGN(v.token_types, token_types(f, v.tokens.size()));
   if (!f.find(kPre)) {
-    return make_error(f.path() + ": tokenizer.ggml.pre is missing (supported pre-tokenizers: " +
+    return make_error(f.path() + ": " + kPre + " is missing (supported pre-tokenizers: " +
                       supported_pretokenizers() + ")");
   }
   QC_ASSIGN(v.pre, f.get_string(kPre));
@@ -84,7 +84,7 @@ Result<SpmVocab> spm_vocab_from_gguf(const gguf::File& f) {
   if (f.find(kScores)) {
     QC_ASSIGN(v.scores, f.get_floats(kScores));
     if (v.scores.size() != v.pieces.size()) {
-      return make_error(f.path() + ": tokenizer.ggml.scores: expected " + std::to_string(v.pieces.size()) +
+      return make_error(f.path() + ": " + kScores + ": expected " + std::to_string(v.pieces.size()) +
                         " entries (one per token), got " + std::to_string(v.scores.size()));
     }
   }

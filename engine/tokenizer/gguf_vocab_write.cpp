@@ -10,6 +10,15 @@ namespace qc {
 
 using namespace vocab_keys;
 
+namespace {
+
+// A special token's id, written only when the vocabulary has one (-1: none), as optional_id reads it.
+void set_optional_id(gguf::Writer& w, const char* key, int32_t id) {
+  if (id >= 0) w.set(key, gguf::Value::of_u32(static_cast<uint32_t>(id)));
+}
+
+}  // namespace
+
 void write_bpe_vocab_metadata(gguf::Writer& w, const BpeVocab& v, std::string_view chat_template) {
   w.set(kModel, gguf::Value::of_string("gpt2"));
   w.set(kPre, gguf::Value::of_string(v.pre));
@@ -19,10 +28,10 @@ void write_bpe_vocab_metadata(gguf::Writer& w, const BpeVocab& v, std::string_vi
   std::vector<int32_t> types = v.token_types;
   if (types.empty()) types.assign(v.tokens.size(), static_cast<int32_t>(TokenType::kNormal));
   w.set(kTokenType, gguf::Value::i32s(types));
-  if (v.bos >= 0) w.set(kBosId, gguf::Value::of_u32(static_cast<uint32_t>(v.bos)));
-  if (v.eos >= 0) w.set(kEosId, gguf::Value::of_u32(static_cast<uint32_t>(v.eos)));
-  if (v.pad >= 0) w.set(kPadId, gguf::Value::of_u32(static_cast<uint32_t>(v.pad)));
-  if (v.eot >= 0) w.set(kEotId, gguf::Value::of_u32(static_cast<uint32_t>(v.eot)));
+  set_optional_id(w, kBosId, v.bos);
+  set_optional_id(w, kEosId, v.eos);
+  set_optional_id(w, kPadId, v.pad);
+  set_optional_id(w, kEotId, v.eot);
   w.set(kAddBos, gguf::Value::of_bool(false));
   if (!chat_template.empty())
     w.set(kChatTemplate, gguf::Value::of_string(std::string(chat_template)));
@@ -37,9 +46,9 @@ void write_spm_vocab_metadata(gguf::Writer& w, const SpmVocab& v, std::string_vi
   std::vector<int32_t> types = v.types;
   if (types.empty()) types.assign(v.pieces.size(), static_cast<int32_t>(TokenType::kNormal));
   w.set(kTokenType, gguf::Value::i32s(types));
-  if (v.bos >= 0) w.set(kBosId, gguf::Value::of_u32(static_cast<uint32_t>(v.bos)));
-  if (v.eos >= 0) w.set(kEosId, gguf::Value::of_u32(static_cast<uint32_t>(v.eos)));
-  if (v.pad >= 0) w.set(kPadId, gguf::Value::of_u32(static_cast<uint32_t>(v.pad)));
+  set_optional_id(w, kBosId, v.bos);
+  set_optional_id(w, kEosId, v.eos);
+  set_optional_id(w, kPadId, v.pad);
   w.set(kAddSpacePrefix, gguf::Value::of_bool(v.add_space_prefix));
   w.set(kAddBos, gguf::Value::of_bool(false));
   w.set(kAddEos, gguf::Value::of_bool(false));
