@@ -78,7 +78,6 @@ Result<EngineOptions> engine_options(const app::Args& args) {
   o.n_threads = static_cast<int>(threads);
   QC_ASSIGN(o.gpu_memory_limit, args.get_gib("gpu-memory", 0.25, 4096.0));
   QC_ASSIGN(o.kernels, kernel_config(args));
-  o.probes = o.kernels.probes;
   if (o.backend == BackendKind::kCuda) {
     o.load_progress = [last = -10](uint64_t done, uint64_t total, const std::string&) mutable {
       const int pct = total ? static_cast<int>(100 * done / total) : 100;

@@ -89,6 +89,7 @@ App::App(store::InstanceLock lock, store::Store store, std::string config_dir, c
   };
   worker_ = std::make_unique<Worker>(wo);
   chat_ = std::make_unique<ChatController>(store_, *worker_);
+  engine_ = std::make_unique<EngineControl>(*worker_);
 }
 
 App::~App() {
@@ -109,7 +110,7 @@ App::~App() {
 }
 
 UiContext App::context() {
-  return UiContext{*worker_, *chat_,   store_,    config_, model_,        diag_,        fonts_,     theme_,
+  return UiContext{*engine_, *chat_,   store_,    config_, model_,        diag_,        fonts_,     theme_,
                    notices_, requests_, now_s_,  api_.status(), &frame_keys_, key_copy_, key_escape_,
                    key_shift_enter_};
 }

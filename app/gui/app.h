@@ -81,6 +81,7 @@ class App {
   ApiHost api_;
   std::unique_ptr<Worker> worker_;
   std::unique_ptr<ChatController> chat_;
+  std::unique_ptr<EngineControl> engine_;  // the panels' way to the worker for all but chat
   ModelStatus model_;
   DiagnosticsState diag_;
   Fonts fonts_;

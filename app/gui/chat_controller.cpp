@@ -80,9 +80,9 @@ nlohmann::json reply_settings_json(const ReplySetup& setup, uint64_t seed) {
                       {"seed", seed},
                       {"max_tokens", s.max_tokens},
                       {"thinking", s.thinking},
-                      {"n_ctx", s.n_ctx},
-                      {"mtp", s.mtp},
-                      {"mtp_draft", s.mtp_draft}};
+                      {"n_ctx", s.engine.n_ctx},
+                      {"mtp", s.mtp.enabled},
+                      {"mtp_draft", s.mtp.draft_len}};
   if (!setup.kernel.empty()) j["kernel"] = setup.kernel;
   return j;
 }
@@ -337,7 +337,7 @@ Status ChatController::start_reply_generation(chat::MessageId reply, const Reply
   g.render.thinking = setup.settings.thinking;
   g.sampler = setup.settings.sampler(seed);
   g.max_new_tokens = setup.settings.max_tokens;
-  g.mtp = setup.settings.mtp_options();
+  g.mtp = setup.settings.mtp;
   g.reserve_tokens = std::min(setup.settings.max_tokens, 256);
   stream_ = Stream{tree_->conversation.id, reply, g.id, setup.kernel};
   throttle_.reset();

@@ -47,19 +47,14 @@ void ModelPanel::load(UiContext& ctx, const std::string& typed) {
   std::error_code ec;
   const std::filesystem::path abs = std::filesystem::absolute(typed, ec);
   const std::string path = ec ? typed : abs.lexically_normal().string();
-  LoadModelCommand c;
-  c.path = path;
   auto kind = parse_backend_kind(ctx.config.backend);
-  c.backend = kind.ok() ? *kind : BackendKind::kCpu;
-  c.settings = ctx.config.settings.engine();
-  ctx.worker.post(std::move(c));
+  ctx.engine.load(path, kind.ok() ? *kind : BackendKind::kCpu, ctx.config.settings.engine);
   // The recent list takes it when it has loaded (App::remember_model_events): a failed path is not kept.
   ctx.config.use_remote = false;
   ctx.requests.save_config = true;
 }
 
 void ModelPanel::connect(UiContext& ctx) {
-  LoadModelCommand c;
   RemoteEndpoint e;
   e.url = ctx.config.remote_url;
   e.model = ctx.config.remote_model;
@@ -67,9 +62,7 @@ void ModelPanel::connect(UiContext& ctx) {
   if (e.api_key.empty()) {
     if (const char* env = std::getenv("QWENCHAT_REMOTE_API_KEY")) e.api_key = env;
   }
-  c.remote = e;
-  c.path = e.url;
-  ctx.worker.post(std::move(c));
+  ctx.engine.connect(e);
   ctx.config.use_remote = true;
   ctx.requests.save_config = true;
 }
@@ -131,7 +124,7 @@ void ModelPanel::file_section(UiContext& ctx) {
   if (!choose_error_.empty() && choose_error_path_ != path_)
     text_wrapped_colored(ctx.theme.error, "%s", choose_error_.c_str());
   if (ctx.model.facts && !ctx.model.loading) {
-    if (ImGui::Button("Unload")) ctx.worker.post(UnloadModelCommand{});
+    if (ImGui::Button("Unload")) ctx.engine.unload();
     item_tooltip("frees its memory (the GPU's too); load one again to chat");
   }
   if (ImGui::CollapsingHeader("Recent models", ImGuiTreeNodeFlags_DefaultOpen)) {
@@ -193,7 +186,7 @@ void ModelPanel::choose(UiContext& ctx, const std::string& path, const std::stri
   path_initialised_ = true;
   EngineOptions o;
   o.model_path = path;
-  o.n_ctx = ctx.config.settings.engine().n_ctx;
+  o.n_ctx = ctx.config.settings.engine.n_ctx;
   // Only whether the file is a model this app runs and its host-side size: the CPU estimate, which reads
   // the header and opens no device (the CUDA part is the panel's, off this thread; the load re-plans).
   auto kind = parse_backend_kind(ctx.config.backend);
@@ -214,11 +207,11 @@ void ModelPanel::choose(UiContext& ctx, const std::string& path, const std::stri
 }
 
 void ModelPanel::estimate(UiContext& ctx) {
-  const EngineSettings s = ctx.config.settings.engine();
+  const EngineSettings& s = ctx.config.settings.engine;
   EngineOptions o;
   o.model_path = path_;
   o.n_ctx = s.n_ctx;
-  o.probes = s.probes;
+  o.kernels = s.kernels;
   o.gpu_memory_limit = static_cast<uint64_t>(s.gpu_memory_mb) << 20;
   auto kind = parse_backend_kind(ctx.config.backend);
   o.backend = kind.ok() ? *kind : BackendKind::kCpu;
@@ -277,10 +270,10 @@ void ModelPanel::device_estimate(UiContext& ctx, const LoadEstimate& e) {
                                                   .c_str()
                                             : "the weights alone do not fit (a smaller quantisation, or the CPU backend)");
   if (e.device_fit_ctx > 0 && ImGui::Button("Use that context")) {
-    ctx.config.settings.n_ctx = e.device_fit_ctx;
+    ctx.config.settings.engine.n_ctx = e.device_fit_ctx;
     ctx.config.settings.clamp();
     ctx.requests.save_config = true;
-    if (ctx.model.facts) ctx.worker.post(UpdateSettingsCommand{ctx.config.settings.engine()});  // a loaded model
+    if (ctx.model.facts) ctx.engine.rebuild(ctx.config.settings.engine);  // a loaded model
     ctx.notices.info("context length set to " + std::to_string(e.device_fit_ctx) + " tokens (Settings > Engine)");
   }
 }
@@ -321,7 +314,7 @@ void ModelPanel::backend_section(UiContext& ctx) {
       ctx.config.backend = name;
       ctx.requests.save_config = true;
       auto kind = parse_backend_kind(name);
-      if (ctx.model.facts && kind.ok()) ctx.worker.post(SwitchBackendCommand{*kind});
+      if (ctx.model.facts && kind.ok()) ctx.engine.switch_backend(*kind);
     }
   };
   choose("cpu", "CPU (f32)");

@@ -41,16 +41,17 @@ std::vector<std::string> Settings::clamp() {
   clamp_field(n, "presence_penalty", presence_penalty, -2.0f, 2.0f);
   clamp_field(n, "repetition_penalty", repetition_penalty, 0.5f, 2.0f);
   clamp_field(n, "max_tokens", max_tokens, 1, 1 << 20);
-  clamp_field(n, "n_ctx", n_ctx, 64, 1 << 20);
-  clamp_field(n, "n_threads", n_threads, 0, 256);
-  clamp_field(n, "state_cache_mb", state_cache_mb, 0, 1 << 20);
-  clamp_field(n, "gpu_memory_mb", gpu_memory_mb, 0, 1 << 22);
-  clamp_field(n, "mtp_draft", mtp_draft, 1, kMaxDraftLen);
+  // The engine's own ranges (EngineSettings::validate), so a clamped file always passes the engine's check.
+  clamp_field(n, "n_ctx", engine.n_ctx, EngineSettings::kMinCtx, EngineSettings::kMaxCtx);
+  clamp_field(n, "n_threads", engine.n_threads, 0, EngineSettings::kMaxThreads);
+  clamp_field(n, "state_cache_mb", engine.state_cache_mb, 0, EngineSettings::kMaxStateCacheMb);
+  clamp_field(n, "gpu_memory_mb", engine.gpu_memory_mb, 0, EngineSettings::kMaxGpuMemoryMb);
+  clamp_field(n, "mtp_draft", mtp.draft_len, 1, kMaxDraftLen);
   clamp_field(n, "ui_scale", ui_scale, 0.5f, 3.0f);
   clamp_field(n, "api_port", api_port, 0, 65535);  // 0: any free port (Settings shows which)
-  if (const std::string bad = kernels.validate(); !bad.empty()) {
+  if (const std::string bad = engine.kernels.validate(); !bad.empty()) {
     n.push_back("kernels: " + bad + ": using the defaults");
-    kernels = KernelConfig{};
+    engine.kernels = KernelConfig{.probes = engine.kernels.probes};
   }
   return n;
 }
@@ -67,27 +68,6 @@ SamplerParams Settings::sampler(uint64_t seed_for_reply) const {
   return p;
 }
 
-EngineSettings Settings::engine() const {
-  EngineSettings e;
-  e.n_ctx = n_ctx;
-  e.n_threads = n_threads;
-  e.probes = probes;
-  e.state_cache_mb = state_cache_mb;
-  e.gpu_memory_mb = gpu_memory_mb;
-  e.kernels = kernels;
-  e.kernels.probes = probes;
-  e.kernels.mtp = mtp;
-  e.kernels.mtp_draft = mtp_draft;
-  return e;
-}
-
-MtpOptions Settings::mtp_options() const {
-  MtpOptions m;
-  m.enabled = mtp;
-  m.draft_len = mtp_draft;
-  return m;
-}
-
 nlohmann::json Settings::to_json() const {
   return {{"temperature", temperature},
           {"top_k", top_k},
@@ -99,27 +79,27 @@ nlohmann::json Settings::to_json() const {
           {"seed", seed},
           {"max_tokens", max_tokens},
           {"thinking", thinking},
-          {"n_ctx", n_ctx},
-          {"n_threads", n_threads},
-          {"probes", probes},
-          {"state_cache_mb", state_cache_mb},
-          {"gpu_memory_mb", gpu_memory_mb},
-          {"mtp", mtp},
-          {"mtp_draft", mtp_draft},
+          {"n_ctx", engine.n_ctx},
+          {"n_threads", engine.n_threads},
+          {"probes", engine.kernels.probes},
+          {"state_cache_mb", engine.state_cache_mb},
+          {"gpu_memory_mb", engine.gpu_memory_mb},
+          {"mtp", mtp.enabled},
+          {"mtp_draft", mtp.draft_len},
           {"api_server", api_server},
           {"api_port", api_port},
           {"ui_scale", ui_scale},
           {"dark_theme", dark_theme},
           {"kernels",
-           {{"gemv", gemv_variant_name(kernels.gemv)},
-            {"split_k", kernels.split_k},
-            {"tile_rows_per_warp", kernels.tile_rows_per_warp},
-            {"tile_unroll", kernels.tile_unroll},
-            {"tile_blocks_per_sm", kernels.tile_blocks_per_sm},
-            {"fuse_residual_norm_quant", kernels.fuse_residual_norm_quant},
-            {"fuse_gate_up", kernels.fuse_gate_up},
-            {"cuda_graph", kernels.cuda_graph},
-            {"programmatic_launch", kernels.programmatic_launch}}}};
+           {{"gemv", gemv_variant_name(engine.kernels.gemv)},
+            {"split_k", engine.kernels.split_k},
+            {"tile_rows_per_warp", engine.kernels.tile_rows_per_warp},
+            {"tile_unroll", engine.kernels.tile_unroll},
+            {"tile_blocks_per_sm", engine.kernels.tile_blocks_per_sm},
+            {"fuse_residual_norm_quant", engine.kernels.fuse_residual_norm_quant},
+            {"fuse_gate_up", engine.kernels.fuse_gate_up},
+            {"cuda_graph", engine.kernels.cuda_graph},
+            {"programmatic_launch", engine.kernels.programmatic_launch}}}};
 }
 
 Settings Settings::from_json(const nlohmann::json& j, std::vector<std::string>* warnings) {
@@ -138,13 +118,13 @@ Settings Settings::from_json(const nlohmann::json& j, std::vector<std::string>* 
   read(j, "seed", s.seed, warnings);
   read(j, "max_tokens", s.max_tokens, warnings);
   read(j, "thinking", s.thinking, warnings);
-  read(j, "n_ctx", s.n_ctx, warnings);
-  read(j, "n_threads", s.n_threads, warnings);
-  read(j, "probes", s.probes, warnings);
-  read(j, "state_cache_mb", s.state_cache_mb, warnings);
-  read(j, "gpu_memory_mb", s.gpu_memory_mb, warnings);
-  read(j, "mtp", s.mtp, warnings);
-  read(j, "mtp_draft", s.mtp_draft, warnings);
+  read(j, "n_ctx", s.engine.n_ctx, warnings);
+  read(j, "n_threads", s.engine.n_threads, warnings);
+  read(j, "probes", s.engine.kernels.probes, warnings);
+  read(j, "state_cache_mb", s.engine.state_cache_mb, warnings);
+  read(j, "gpu_memory_mb", s.engine.gpu_memory_mb, warnings);
+  read(j, "mtp", s.mtp.enabled, warnings);
+  read(j, "mtp_draft", s.mtp.draft_len, warnings);
   read(j, "api_server", s.api_server, warnings);
   read(j, "api_port", s.api_port, warnings);
   read(j, "ui_scale", s.ui_scale, warnings);
@@ -153,20 +133,20 @@ Settings Settings::from_json(const nlohmann::json& j, std::vector<std::string>* 
     if (const auto g = k->find("gemv"); g != k->end()) {
       const auto v = g->is_string() ? parse_gemv_variant(g->get<std::string>()) : std::nullopt;
       if (v) {
-        s.kernels.gemv = *v;
+        s.engine.kernels.gemv = *v;
       } else if (warnings) {
         warnings->push_back("settings.kernels.gemv: expected one of " + gemv_variant_list() + ", got " +
                             g->dump());
       }
     }
-    read(*k, "split_k", s.kernels.split_k, warnings);
-    read(*k, "tile_rows_per_warp", s.kernels.tile_rows_per_warp, warnings);
-    read(*k, "tile_unroll", s.kernels.tile_unroll, warnings);
-    read(*k, "tile_blocks_per_sm", s.kernels.tile_blocks_per_sm, warnings);
-    read(*k, "fuse_residual_norm_quant", s.kernels.fuse_residual_norm_quant, warnings);
-    read(*k, "fuse_gate_up", s.kernels.fuse_gate_up, warnings);
-    read(*k, "cuda_graph", s.kernels.cuda_graph, warnings);
-    read(*k, "programmatic_launch", s.kernels.programmatic_launch, warnings);
+    read(*k, "split_k", s.engine.kernels.split_k, warnings);
+    read(*k, "tile_rows_per_warp", s.engine.kernels.tile_rows_per_warp, warnings);
+    read(*k, "tile_unroll", s.engine.kernels.tile_unroll, warnings);
+    read(*k, "tile_blocks_per_sm", s.engine.kernels.tile_blocks_per_sm, warnings);
+    read(*k, "fuse_residual_norm_quant", s.engine.kernels.fuse_residual_norm_quant, warnings);
+    read(*k, "fuse_gate_up", s.engine.kernels.fuse_gate_up, warnings);
+    read(*k, "cuda_graph", s.engine.kernels.cuda_graph, warnings);
+    read(*k, "programmatic_launch", s.engine.kernels.programmatic_launch, warnings);
   }
   for (std::string& n : s.clamp()) {
     if (warnings) warnings->push_back("settings: " + n);

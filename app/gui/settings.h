@@ -1,7 +1,8 @@
 // The app's settings: one flat struct with defaults and range checks (STYLE.md), saved in the config file.
 // Sampling, thinking and MTP travel with each GenerateCommand, so a change applies to the next reply;
-// context length, threads and probes rebuild the backend (a worker command queued behind the reply in
-// progress, so they also apply from the next reply on).
+// context length, threads and memory rebuild the backend (a worker command queued behind the reply in
+// progress, so they also apply from the next reply on); kernels and probes switch at the next token.
+// The JSON form keeps its flat keys ("n_ctx", "probes", "mtp_draft"...), so older config files load.
 #pragma once
 
 #include <cstdint>
@@ -31,23 +32,16 @@ struct Settings {
 
   bool thinking = false;  // the reply opens a think block
 
-  // Engine (a backend rebuild).
-  int n_ctx = 4096;
-  int n_threads = 0;   // 0 = all cores
-  bool probes = true;  // per-layer hidden-state norms for the diagnostics panel
-  // Memory for kept conversation states (EngineSettings::state_cache_mb says what it holds).
-  int state_cache_mb = EngineSettings{}.state_cache_mb;
-  // GPU memory the CUDA load plans against (EngineSettings::gpu_memory_mb); 0 = what is free.
-  int gpu_memory_mb = EngineSettings{}.gpu_memory_mb;
+  // The engine (context, threads, kept-state and GPU memory: a backend rebuild; kernels and probes: applied
+  // live) in the engine's own type, so each of these settings has one home on its way to the backend.
+  // Probes on by default here (the diagnostics panel shows the per-layer norms), off in the engine's own.
+  EngineSettings engine{.kernels = KernelConfig{.probes = true}};
 
-  // Speculative decoding with the model's MTP block. On by default: greedy output is unchanged and sampled
-  // output keeps its distribution (the verifier accepts or resamples), so it only costs when acceptance
-  // is low, and the diagnostics panel shows that acceptance. Ignored for a model without the block.
-  bool mtp = true;
-  int mtp_draft = 1;
-
-  // CUDA kernel variants (ignored by the CPU backends). Its mtp/probes fields follow the ones above.
-  KernelConfig kernels;
+  // Speculative decoding with the model's MTP block, sent with each reply. On by default: greedy output is
+  // unchanged and sampled output keeps its distribution (the verifier accepts or resamples), so it only
+  // costs when acceptance is low, and the diagnostics panel shows that acceptance. Ignored for a model
+  // without the block.
+  MtpOptions mtp{.enabled = true, .draft_len = 1};
 
   // The OpenAI-compatible API on 127.0.0.1 (api_host.h), sharing the loaded model. Off by default: a
   // listening port is the user's decision.
@@ -63,8 +57,6 @@ struct Settings {
   std::vector<std::string> clamp();
 
   SamplerParams sampler(uint64_t seed_for_reply) const;
-  EngineSettings engine() const;  // kernels included, with mtp/probes filled in
-  MtpOptions mtp_options() const;
 
   nlohmann::json to_json() const;
   // Missing keys keep their defaults; wrong types are reported in `warnings` and skipped.

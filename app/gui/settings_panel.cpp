@@ -85,28 +85,33 @@ void SettingsPanel::engine(UiContext& ctx) {
   Settings& s = ctx.config.settings;
   section(ctx, "Engine (rebuilds the backend after the current reply)");
   bool engine_changed = false;
-  ImGui::InputInt("Context length", &s.n_ctx, 256, 4096);
+  ImGui::InputInt("Context length", &s.engine.n_ctx, 256, 4096);
   engine_changed |= ImGui::IsItemDeactivatedAfterEdit();
-  ImGui::InputInt("CPU threads", &s.n_threads);
+  ImGui::InputInt("CPU threads", &s.engine.n_threads);
   engine_changed |= ImGui::IsItemDeactivatedAfterEdit();
   help(ctx, "0 = every core");
-  engine_changed |= ImGui::Checkbox("Probes (per-layer norms)", &s.probes);
-  help(ctx, "one L2 norm of the hidden state per layer and token, for the Diagnostics tab");
-  ImGui::InputInt("Kept states (MiB)", &s.state_cache_mb, 256, 1024);
+  ImGui::InputInt("Kept states (MiB)", &s.engine.state_cache_mb, 256, 1024);
   engine_changed |= ImGui::IsItemDeactivatedAfterEdit();
   help(ctx, "conversation states kept so that a reply prefills only its new tokens; on the GPU this is device "
             "memory; 0 = only the last reply's state");
-  ImGui::InputInt("GPU memory limit (MiB)", &s.gpu_memory_mb, 1024, 8192);
+  ImGui::InputInt("GPU memory limit (MiB)", &s.engine.gpu_memory_mb, 1024, 8192);
   engine_changed |= ImGui::IsItemDeactivatedAfterEdit();
   help(ctx, "the CUDA load plans against at most this much device memory (0 = what is free): leave room for "
             "other programs; a model that does not fit says the largest context that does");
   if (engine_changed) {
     changed_ = true;
     s.clamp();
-    ctx.worker.post(UpdateSettingsCommand{s.engine()});
+    ctx.engine.rebuild(s.engine);
     ctx.notices.info(ctx.chat.streaming() ? "engine settings: applied when the current reply ends"
                                           : "engine settings: rebuilding the backend");
   }
+  // Probes are a kernel setting (KernelConfig::probes): switched at the next token, no rebuild, on any backend.
+  if (ImGui::Checkbox("Probes (per-layer norms)", &s.engine.kernels.probes)) {
+    changed_ = true;
+    ctx.engine.set_kernels(s.engine.kernels);
+  }
+  help(ctx, "one L2 norm of the hidden state per layer and token, for the Diagnostics tab; switches at the "
+            "next token");
   if (ctx.model.facts) {
     text_wrapped_colored(ctx.theme.text_muted, "In use: %s · %s · context %d",
                          ctx.model.facts->backend.name.c_str(), ctx.model.facts->backend.device.c_str(),
@@ -118,12 +123,12 @@ void SettingsPanel::mtp(UiContext& ctx) {
   Settings& s = ctx.config.settings;
   section(ctx, "Speculative decoding (MTP)");
   const bool has_mtp = ctx.model.facts && ctx.model.facts->n_mtp > 0;
-  changed_ |= ImGui::Checkbox("Use the MTP block", &s.mtp);
+  changed_ |= ImGui::Checkbox("Use the MTP block", &s.mtp.enabled);
   help(ctx,
        "the model's multi-token-prediction head drafts tokens the main model verifies in one pass; "
        "greedy output is identical with and without it");
-  ImGui::BeginDisabled(!s.mtp);
-  changed_ |= ImGui::SliderInt("Draft length", &s.mtp_draft, 1, kMaxDraftLen);
+  ImGui::BeginDisabled(!s.mtp.enabled);
+  changed_ |= ImGui::SliderInt("Draft length", &s.mtp.draft_len, 1, kMaxDraftLen);
   ImGui::EndDisabled();
   if (ctx.model.facts && !has_mtp)
     text_wrapped_colored(ctx.theme.warning, "The loaded model has no MTP block.");
@@ -131,7 +136,7 @@ void SettingsPanel::mtp(UiContext& ctx) {
 
 void SettingsPanel::kernels(UiContext& ctx) {
   Settings& s = ctx.config.settings;
-  KernelConfig& k = s.kernels;
+  KernelConfig& k = s.engine.kernels;
   section(ctx, "Kernel variants (CUDA backend)");
   text_wrapped_colored(ctx.theme.text_muted,
                        "How the GPU does the model's arithmetic. They change speed, not what the model says "
@@ -202,11 +207,7 @@ void SettingsPanel::kernels(UiContext& ctx) {
   ImGui::EndDisabled();
   if (changed) {
     changed_ = true;
-    if (const std::string bad = s.engine().kernels.validate(); !bad.empty()) {
-      ctx.notices.error("kernels: " + bad);
-    } else {
-      ctx.worker.post(SetKernelConfigCommand{s.engine().kernels});
-    }
+    ctx.engine.set_kernels(k);  // the engine validates it (one place) and answers with a notice
   }
   if (on_cuda) {
     ImGui::Text("In use: %s on %s", f->kernel_variant().c_str(), f->backend.device.c_str());

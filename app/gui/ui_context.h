@@ -1,4 +1,4 @@
-// What the panels share: the worker, the chat controller, the store, the configuration, the model and
+// What the panels share: the engine control, the chat controller, the store, the configuration, the model and
 // diagnostics state, fonts and theme, and the notice line. Owned by App; panels get a reference per frame.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include "app_config.h"
 #include "chat_controller.h"
 #include "diagnostics_state.h"
+#include "engine_control.h"
 #include "fonts.h"
 #include "model_status.h"
 #include "qwenchat/result.h"
@@ -54,7 +55,7 @@ struct AppRequests {
 };
 
 struct UiContext {
-  Worker& worker;
+  EngineControl& engine;  // model, settings, backend and kernels (chat: `chat`)
   ChatController& chat;
   store::Store& store;
   AppConfig& config;
@@ -91,7 +92,7 @@ struct UiContext {
     if (model.facts) {
       r.model_path = model.facts->path;
       r.kernel = model.facts->kernel_variant();
-      if (model.facts->n_mtp == 0) r.settings.mtp = false;  // no "MTP requested but..." notice per reply
+      if (model.facts->n_mtp == 0) r.settings.mtp.enabled = false;  // no "MTP requested but..." notice per reply
     }
     return r;
   }

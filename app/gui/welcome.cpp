@@ -72,7 +72,7 @@ bool WelcomePanel::draw(UiContext& ctx, std::string& composer, float width) {
 }
 
 void WelcomePanel::size_table(UiContext& ctx) {
-  const int n_ctx = ctx.config.settings.engine().n_ctx;
+  const int n_ctx = ctx.config.settings.engine.n_ctx;
   if (n_ctx != estimates_ctx_) {  // the layouts of five shapes: once per context setting, not per frame
     estimates_ctx_ = n_ctx;
     estimates_ = qwen_size_estimates(n_ctx);

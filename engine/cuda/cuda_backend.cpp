@@ -87,8 +87,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
                                                         const CudaBackendOptions& options) {
   if (options.max_batch < 1)
     return make_error("CUDA backend: max_batch must be positive, got " + std::to_string(options.max_batch));
-  KernelConfig kc = options.kernels;
-  kc.probes = kc.probes || options.probes;
+  // Construction is the other door a KernelConfig enters by (set_kernel_config() is the first).
+  const KernelConfig& kc = options.kernels;
   if (const std::string bad = kc.validate(); !bad.empty()) return make_error("kernel config: " + bad);
 
   // 1. The plan (device_plan.h: device checks, free memory, memory_plan.h), before any allocation.
@@ -223,8 +223,7 @@ void CudaBackend::reset() {
   if (kv_block_.get()) (void)cudaMemsetAsync(kv_block_.get(), 0, kv_block_.size(), stream_);
 }
 
-Status CudaBackend::set_kernel_config(const KernelConfig& cfg) {
-  if (const std::string bad = cfg.validate(); !bad.empty()) return make_error("kernel config: " + bad);
+Status CudaBackend::apply_kernel_config(const KernelConfig& cfg) {
   pending_ = cfg;
   return Status::success();
 }
@@ -761,7 +760,6 @@ cuda::CudaBackendOptions backend_options(const CudaLoadOptions& options) {
   cuda::CudaBackendOptions o;
   o.n_ctx = options.n_ctx;
   o.kernels = options.kernels;
-  o.probes = options.probes;
   o.memory_limit = options.memory_limit;
   o.progress = options.progress;
   return o;

@@ -71,8 +71,7 @@ struct CudaBackendOptions {
   int prefill_rows = 1024;
   PrefillGemm prefill_gemm = PrefillGemm::kAuto;
   PrefillWeights prefill_weights = PrefillWeights::kAuto;
-  KernelConfig kernels;
-  bool probes = false;  // or kernels.probes
+  KernelConfig kernels;  // probes included (per-layer norms)
   int device = 0;
   // Device memory to plan against (memory_plan.h), at most what cudaMemGetInfo reports free; 0 = that.
   // Also caps the card size the resident f16 weights' headroom is a quarter of, so a limit of 24 GiB plans
@@ -141,7 +140,6 @@ class CudaBackend final : public Backend {
   Result<StepOutput> forward_speculative(std::span<const int32_t> tokens, int pos) override;
   Status commit(int m) override;
   std::span<const float> layer_norms() const override;
-  Status set_kernel_config(const KernelConfig& cfg) override;
 
   const KernelConfig& kernel_config() const { return pending_; }
   const MemoryEstimate& memory() const { return mem_; }
@@ -178,6 +176,9 @@ class CudaBackend final : public Backend {
   Result<int> graph_kernel_nodes(int m);
   // One eager M-token step with every kernel-layer call timed by label.
   Result<std::vector<LaunchProfiler::Entry>> profile_step(int m);
+
+ protected:
+  Status apply_kernel_config(const KernelConfig& cfg) override;  // pending until the next call
 
  private:
   CudaBackend() = default;

@@ -17,8 +17,7 @@ namespace qc {
 
 struct CudaLoadOptions {
   int n_ctx = 4096;
-  KernelConfig kernels;
-  bool probes = false;
+  KernelConfig kernels;  // probes included
   uint64_t memory_limit = 0;  // EngineOptions::gpu_memory_limit
   std::function<void(uint64_t done, uint64_t total, const std::string& tensor)> progress;  // may be empty
 };

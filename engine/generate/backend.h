@@ -133,11 +133,20 @@ class Backend {
   // the last forward call. Empty when probes are off.
   virtual std::span<const float> layer_norms() const = 0;
 
-  // Kernel settings (GEMV variant, fusions, CUDA graph, probes), applied at the next forward call. The CPU
-  // backends have no kernels to switch and accept any valid config unchanged.
-  virtual Status set_kernel_config(const KernelConfig& config) {
+  // Kernel settings (GEMV variant, fusions, CUDA graph, probes), applied at the next forward call. The one
+  // place a KernelConfig is validated (issue #11: a setting is checked once, where it enters the engine): an
+  // invalid one changes nothing and the error names the field. The CPU backends have no kernels to switch;
+  // of the config they honour only `probes`.
+  Status set_kernel_config(const KernelConfig& config) {
     const std::string bad = config.validate();
     if (!bad.empty()) return make_error("kernel config: " + bad);
+    return apply_kernel_config(config);
+  }
+
+ protected:
+  // set_kernel_config() after validation: the backend takes what it uses of the config (by default nothing).
+  virtual Status apply_kernel_config(const KernelConfig& config) {
+    (void)config;
     return Status::success();
   }
 };

@@ -238,7 +238,7 @@ uint64_t reference_state_bytes(const ModelConfig& c, const ReferenceOptions& o) 
   // Float outputs.
   uint64_t floats = static_cast<uint64_t>(o.max_batch) * (V + H);
   if (mtp) floats += V + H;
-  if (o.probes) floats += static_cast<uint64_t>(c.n_layer);
+  floats += static_cast<uint64_t>(c.n_layer);  // the probes' per-layer norms (set_kernel_config)
   return values * t + floats * 4;
 }
 

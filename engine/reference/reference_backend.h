@@ -26,7 +26,6 @@ struct ReferenceOptions {
   int n_threads = 0;    // threads including the caller; 0 = std::thread::hardware_concurrency()
   int n_ctx = 4096;     // positions the KV caches hold (main model and MTP block)
   int max_batch = 32;   // most tokens one forward() call takes: sizes the logits buffer [max_batch][n_vocab]
-  bool probes = false;  // per-layer L2 norms of the residual stream (layer_norms())
   // Most tokens forward_speculative() takes (MTP verification: the pending token + up to 3 drafts), capped
   // at max_batch; 0 = no speculative forward (the generator then restores a snapshot and re-runs). Costs
   // speculative_tokens - 1 copies of every GDN state and conv window.

@@ -155,7 +155,8 @@ ReferenceModel<T>::ReferenceModel(const ModelConfig& config, const ModelWeights&
     mtp_logits_out_.assign(V, 0.0f);
     mtp_hidden_out_.assign(H, 0.0f);
   }
-  if (options.probes) layer_norms_.assign(static_cast<size_t>(config.n_layer), 0.0f);
+  // Always there (n_layer floats), so that probes switch on between tokens with nothing allocated.
+  layer_norms_.assign(static_cast<size_t>(config.n_layer), 0.0f);
 }
 
 template <class T>
@@ -210,9 +211,10 @@ void ReferenceModel<T>::step(int32_t token, float* logits, float* hidden) {
   // h = layer_i(h) for every main layer
   for (int il = 0; il < config_.n_layer; ++il) {
     decoder_layer(weights_.layers[il], small_[il], kv_of_[il], gdn_of_[il], pos_, h_.data());
-    if (options_.probes)
+    if (probes_)
       layer_norms_[il] = static_cast<float>(std::sqrt(dot(h_.data(), h_.data(), config_.n_embd)));
   }
+  norms_valid_ = probes_;
   // logits = output . rmsnorm(h, output_norm)
   head(h_.data(), output_norm_, logits, hidden);
   ++pos_;
@@ -420,7 +422,16 @@ Status ReferenceModel<T>::restore(const StateSnapshot& snap) {
 
 template <class T>
 std::span<const float> ReferenceModel<T>::layer_norms() const {
+  if (!norms_valid_) return {};
   return layer_norms_;
+}
+
+template <class T>
+Status ReferenceModel<T>::apply_kernel_config(const KernelConfig& config) {
+  // Norms computed before the switch describe a token of the old setting: none until the next forward.
+  if (config.probes != probes_) norms_valid_ = false;
+  probes_ = config.probes;
+  return Status::success();
 }
 
 template <class T>

@@ -54,6 +54,9 @@ class ReferenceModel final : public Backend {
   // reference_state_bytes() for the same config and options (a test checks it).
   uint64_t allocated_bytes() const;
 
+ protected:
+  Status apply_kernel_config(const KernelConfig& config) override;  // probes only
+
  private:
   // Norm weights and the other small per-layer vectors, decoded into T once.
   struct SmallWeights {
@@ -143,7 +146,9 @@ class ReferenceModel final : public Backend {
   std::vector<float> hidden_out_;      // [max_batch][H]
   std::vector<float> mtp_logits_out_;  // [n_vocab]
   std::vector<float> mtp_hidden_out_;  // [H]
-  std::vector<float> layer_norms_;     // [n_layer] when probes are on
+  std::vector<float> layer_norms_;     // [n_layer]; written while probes_ is on
+  bool probes_ = false;                // KernelConfig::probes (set_kernel_config)
+  bool norms_valid_ = false;           // layer_norms_ describe the last token
 };
 
 extern template class ReferenceModel<float>;

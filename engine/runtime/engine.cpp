@@ -52,7 +52,6 @@ Result<LoadEstimate> estimate_load(const EngineOptions& options) {
   ReferenceOptions o;
   o.precision = options.backend == BackendKind::kCpuF64 ? RefPrecision::kDouble : RefPrecision::kFloat;
   o.n_ctx = e.n_ctx;
-  o.probes = options.probes;
   e.state_bytes = reference_state_bytes(c, o);
   e.architecture = c.architecture;
   if (options.backend == BackendKind::kCuda) {
@@ -62,7 +61,6 @@ Result<LoadEstimate> estimate_load(const EngineOptions& options) {
     CudaLoadOptions co;
     co.n_ctx = e.n_ctx;
     co.kernels = options.kernels;
-    co.probes = options.probes;
     co.memory_limit = options.gpu_memory_limit;
     auto model = Model::from_file(std::move(file));
     Result<CudaLoadEstimate> d = model.ok() ? estimate_cuda_load((*model)->config(), (*model)->weights(), co)
@@ -95,15 +93,15 @@ Result<std::unique_ptr<Backend>> make_backend(BackendKind kind, const Model& mod
       o.precision = kind == BackendKind::kCpu ? RefPrecision::kFloat : RefPrecision::kDouble;
       o.n_threads = options.n_threads;
       o.n_ctx = n_ctx;
-      o.probes = options.probes;
-      return make_reference_backend(c, model.weights(), o);
+      QC_ASSIGN(std::unique_ptr<Backend> b, make_reference_backend(c, model.weights(), o));
+      QC_TRY(b->set_kernel_config(options.kernels));  // of it the CPU takes the probes
+      return b;
     }
     case BackendKind::kCuda: {
 #ifdef QWENCHAT_HAVE_CUDA_BACKEND
       CudaLoadOptions o;
       o.n_ctx = n_ctx;
       o.kernels = options.kernels;
-      o.probes = options.probes;
       o.memory_limit = options.gpu_memory_limit;
       o.progress = options.load_progress;
       return make_cuda_backend(c, model.weights(), o);

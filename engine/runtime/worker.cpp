@@ -47,6 +47,11 @@ Status check_model_path(const std::string& path) {
   return {};
 }
 
+bool same_except_probes(KernelConfig a, const KernelConfig& b) {
+  a.probes = b.probes;
+  return a == b;
+}
+
 }  // namespace
 
 Worker::Worker(WorkerOptions options) : options_(std::move(options)), thread_([this] { run(); }) {}
@@ -166,18 +171,19 @@ void Worker::apply_pending_kernels(State& state, const std::string& when) {
     kernels_pending_.store(false, std::memory_order_release);
   }
   Status s;
-  if (const std::string bad = k.validate(); !bad.empty()) {
-    s = make_error("kernel config: " + bad);
-  } else if (state.engine) {
+  if (state.engine) {
     try {
-      s = state.engine->backend().set_kernel_config(k);
+      s = state.engine->backend().set_kernel_config(k);  // validates (Backend::set_kernel_config)
     } catch (const std::exception& e) {
       s = make_error(std::string("kernel config: ") + e.what());
     }
+  } else if (const std::string bad = k.validate(); !bad.empty()) {
+    s = make_error("kernel config: " + bad);  // no backend to check it: kept for the next load only if valid
   }
-  if (s.ok()) state.settings.kernels = k;
   // Kept states were computed with the old kernels: a reply must not mix them (same input, same bits).
-  if (s.ok()) state.drop_cache();
+  // Probes only read the residual stream, so switching them alone keeps the states.
+  if (s.ok() && !same_except_probes(k, state.settings.kernels)) state.drop_cache();
+  if (s.ok()) state.settings.kernels = k;
   std::string message = std::string("GEMV ") + gemv_variant_name(k.gemv) + " applied " + when;
   if (!state.engine) message = std::string("GEMV ") + gemv_variant_name(k.gemv) + " kept for the next load";
   emit(WorkerNotice{"kernels", s.ok(), s.ok() ? message : s.error().describe()});
@@ -191,7 +197,6 @@ EngineOptions Worker::engine_options(const std::string& path, BackendKind backen
   o.n_ctx = s.n_ctx;
   o.n_threads = s.n_threads;
   o.gpu_memory_limit = static_cast<uint64_t>(s.gpu_memory_mb) << 20;
-  o.probes = s.probes;
   o.kernels = s.kernels;
   // The CUDA backend reports its weight upload; one event per percent is plenty for a progress bar.
   auto last_percent = std::make_shared<int>(-1);

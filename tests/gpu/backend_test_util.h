@@ -89,7 +89,7 @@ inline std::unique_ptr<Backend> make_oracle(const Model& model, bool probes = fa
   EngineOptions o;
   o.n_ctx = 512;
   o.n_threads = 0;
-  o.probes = probes;
+  o.kernels.probes = probes;
   auto b = make_backend(BackendKind::kCpuF64, model, o);
   if (!b.ok()) throw std::runtime_error("oracle: " + b.error().describe());
   return std::move(b).value();

@@ -172,5 +172,25 @@ TEST(CudaBackend, LayerNormsMatchOracle) {
   EXPECT_TRUE(gpu->layer_norms().empty());
 }
 
+// Probes only read the residual stream: switching them changes no output bit (why the worker keeps the
+// kept states when only probes change, engine/runtime/worker.cpp), graph and eager alike.
+TEST(CudaBackend, ProbesChangeNoOutputBit) {
+  QC_REQUIRE_CUDA_DEVICE();
+  auto model = load_model(DType::kQ8_0);
+  const auto tokens = random_tokens(6, model->config().n_vocab, 23);
+  for (const bool graph : {true, false}) {
+    KernelConfig k = config_with(GemvVariant::kTile);
+    k.cuda_graph = graph;
+    auto gpu = make_cuda(*model, k);
+    const SeqOut off = run_sequence(*gpu, tokens, {4, 1});
+    k.probes = true;
+    ASSERT_TRUE(gpu->set_kernel_config(k).ok());
+    const SeqOut on = run_sequence(*gpu, tokens, {4, 1});
+    EXPECT_FALSE(gpu->layer_norms().empty());
+    EXPECT_TRUE(same_bits(on.logits, off.logits)) << "graph " << graph;
+    EXPECT_TRUE(same_bits(on.hidden, off.hidden)) << "graph " << graph;
+  }
+}
+
 }  // namespace
 }  // namespace qc::cuda::test

@@ -243,7 +243,9 @@ class FallbackBackend final : public Backend {
   std::unique_ptr<StateSnapshot> snapshot() const override { return b_.snapshot(); }
   Status restore(const StateSnapshot& snap) override { return b_.restore(snap); }
   std::span<const float> layer_norms() const override { return b_.layer_norms(); }
-  Status set_kernel_config(const KernelConfig& cfg) override { return b_.set_kernel_config(cfg); }
+
+ protected:
+  Status apply_kernel_config(const KernelConfig& cfg) override { return b_.set_kernel_config(cfg); }
 
  private:
   Backend& b_;

@@ -68,8 +68,8 @@ TEST(HostKernelConfig, Validate) {
   c.split_k = 1;
   EXPECT_EQ(c.validate(), "split_k must be in [2, 16], got 1");
   c = KernelConfig{};
-  c.mtp_draft = 4;
-  EXPECT_EQ(c.validate(), "mtp_draft must be in [1, 3], got 4");
+  c.tile_blocks_per_sm = 9;
+  EXPECT_EQ(c.validate(), "tile_blocks_per_sm must be in [-1, 8], got 9");
   c = KernelConfig{};
   c.tile_unroll = 6;
   EXPECT_NE(c.validate().find("tile_unroll"), std::string::npos);

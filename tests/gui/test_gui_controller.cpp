@@ -30,7 +30,7 @@ class GuiController : public ::testing::Test {
     c.path = model_;
     c.settings.n_ctx = 512;
     c.settings.n_threads = 1;
-    c.settings.probes = true;
+    c.settings.kernels.probes = true;
     worker_->post(c);
     const auto ev = test::collect_load(*worker_);
     ASSERT_NE(test::find_event<ModelLoaded>(ev), nullptr);

@@ -16,16 +16,16 @@ TEST(GuiSettings, ClampNamesTheFieldAndKeepsDefaults) {
   Settings s;
   EXPECT_TRUE(s.clamp().empty());
   s.top_p = 1.5f;
-  s.mtp_draft = 9;
-  s.n_ctx = 3;
+  s.mtp.draft_len = 9;
+  s.engine.n_ctx = 3;
   const auto notes = s.clamp();
   ASSERT_EQ(notes.size(), 3u);
   EXPECT_EQ(notes[0], "top_p 1.5 is outside [0.01, 1]: using 1");
   EXPECT_EQ(s.top_p, 1.0f);
-  EXPECT_EQ(s.mtp_draft, kMaxDraftLen);
-  EXPECT_EQ(s.n_ctx, 64);
+  EXPECT_EQ(s.mtp.draft_len, kMaxDraftLen);
+  EXPECT_EQ(s.engine.n_ctx, EngineSettings::kMinCtx);
   EXPECT_TRUE(s.sampler(1).validate().ok());
-  EXPECT_TRUE(s.engine().validate().ok());
+  EXPECT_TRUE(s.engine.validate().ok());
 }
 
 TEST(GuiSettings, JsonRoundTripAndWrongTypes) {
@@ -45,6 +45,27 @@ TEST(GuiSettings, JsonRoundTripAndWrongTypes) {
   EXPECT_EQ(w[0], "settings.top_k: expected a number, got \"many\"");
   EXPECT_EQ(t.top_k, Settings{}.top_k);
   EXPECT_EQ(t.top_p, 1.0f);
+}
+
+// The JSON form keeps the flat keys of earlier versions while each value has one home in memory: the
+// engine's own EngineSettings (probes in its KernelConfig) and MtpOptions.
+TEST(GuiSettings, FlatKeysLandInTheEngineTypes) {
+  const nlohmann::json j = {{"n_ctx", 2048}, {"probes", false}, {"mtp", false}, {"mtp_draft", 2},
+                            {"kernels", {{"gemv", "hu"}, {"cuda_graph", false}}}};
+  std::vector<std::string> w;
+  const Settings s = Settings::from_json(j, &w);
+  EXPECT_TRUE(w.empty());
+  EXPECT_EQ(s.engine.n_ctx, 2048);
+  EXPECT_FALSE(s.engine.kernels.probes);
+  EXPECT_FALSE(s.mtp.enabled);
+  EXPECT_EQ(s.mtp.draft_len, 2);
+  EXPECT_EQ(s.engine.kernels.gemv, GemvVariant::kHU);
+  EXPECT_FALSE(s.engine.kernels.cuda_graph);
+  const nlohmann::json back = s.to_json();
+  EXPECT_EQ(back["probes"], false);
+  EXPECT_EQ(back["mtp_draft"], 2);
+  EXPECT_FALSE(back["kernels"].contains("probes"));  // one key per setting in the file too
+  EXPECT_TRUE(Settings{}.engine.kernels.probes);      // the app's default: the diagnostics panel shows them
 }
 
 TEST(GuiSettings, PresetsMatchTheSampler) {

@@ -26,10 +26,13 @@ std::unique_ptr<Backend> make(const test::RandomModel& m, RefPrecision p, int th
   o.n_threads = threads;
   o.n_ctx = n_ctx;
   o.max_batch = max_batch;
-  o.probes = true;
   auto b = make_reference_backend(m.config, m.weights, o);
   EXPECT_TRUE(b.ok()) << b.error().describe();
-  return b.ok() ? std::move(b).value() : nullptr;
+  if (!b.ok()) return nullptr;
+  KernelConfig k;
+  k.probes = true;
+  EXPECT_TRUE((*b)->set_kernel_config(k).ok());
+  return std::move(b).value();
 }
 
 std::vector<float> copy(std::span<const float> s) {
@@ -296,7 +299,6 @@ TEST(RefBackend, StateBytesMatchAllocationAndInfo) {
       o.n_ctx = 100;
       o.max_batch = 7;
       o.n_threads = 1;
-      o.probes = mtp;
       const uint64_t estimate = reference_state_bytes(m->config, o);
       uint64_t allocated = 0;
       if (p == RefPrecision::kFloat) {
@@ -332,6 +334,38 @@ TEST(RefBackend, ProbesOffGivesNoLayerNorms) {
   ASSERT_TRUE(b.ok());
   ASSERT_TRUE((*b)->forward(some_tokens(2, s.n_vocab), 0).ok());
   EXPECT_TRUE((*b)->layer_norms().empty());
+}
+
+// Probes switch between calls (KernelConfig::probes, no rebuild) and change no output bit.
+TEST(RefBackend, ProbesSwitchLiveWithoutChangingOutputs) {
+  test::RandomModelSpec s;
+  auto m = test::make_random_model(s);
+  ReferenceOptions o;
+  o.n_ctx = 8;
+  auto b = make_reference_backend(m->config, m->weights, o);
+  ASSERT_TRUE(b.ok());
+  Backend& be = **b;
+  const std::vector<int32_t> tokens = some_tokens(3, s.n_vocab);
+  auto off = be.forward(tokens, 0);
+  ASSERT_TRUE(off.ok());
+  const std::vector<float> logits_off = copy(off->logits);
+  EXPECT_TRUE(be.layer_norms().empty());
+  KernelConfig k;
+  k.probes = true;
+  ASSERT_TRUE(be.set_kernel_config(k).ok());
+  EXPECT_TRUE(be.layer_norms().empty());  // nothing computed under the new setting yet
+  be.reset();
+  auto on = be.forward(tokens, 0);
+  ASSERT_TRUE(on.ok());
+  EXPECT_TRUE(same_bits(copy(on->logits), logits_off));
+  ASSERT_EQ(be.layer_norms().size(), static_cast<size_t>(m->config.n_layer));
+  for (float n : be.layer_norms()) EXPECT_GT(n, 0.0f);
+  // An invalid config is refused whole: the probes stay on.
+  k.probes = false;
+  k.split_k = 99;
+  EXPECT_FALSE(be.set_kernel_config(k).ok());
+  ASSERT_TRUE(be.forward(some_tokens(1, s.n_vocab), 3).ok());
+  EXPECT_FALSE(be.layer_norms().empty());
 }
 
 }  // namespace

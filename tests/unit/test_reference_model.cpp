@@ -288,10 +288,12 @@ void check_double_against_plain(const test::RandomModelSpec& spec) {
   o.precision = RefPrecision::kDouble;
   o.n_ctx = 16;
   o.n_threads = 2;
-  o.probes = true;
   auto b = make_reference_backend(m->config, m->weights, o);
   ASSERT_TRUE(b.ok()) << b.error().describe();
   Backend& be = **b;
+  KernelConfig probes;
+  probes.probes = true;
+  ASSERT_TRUE(be.set_kernel_config(probes).ok());
   const std::vector<int32_t> tokens = some_tokens(7, spec.n_vocab);
   const Plain::Result want = Plain{m->config, m->weights}.run(tokens);
 

@@ -155,19 +155,33 @@ TEST_F(WorkerBasic, ProbesSettingFillsLayerNorms) {
   ASSERT_NE(s_off, nullptr);
   EXPECT_TRUE(s_off->layer_norms.empty());
 
-  EngineSettings on = c.settings;
-  on.probes = true;
-  w.post(UpdateSettingsCommand{on});
+  // Probes live in KernelConfig, their one home: switched between replies without a rebuild.
+  KernelConfig k = c.settings.kernels;
+  k.probes = true;
+  w.post(SetKernelConfigCommand{k});
   const auto applied =
       collect_until(w, [](const WorkerEvent& e) { return std::holds_alternative<WorkerNotice>(e); });
-  ASSERT_NE(find_event<ModelLoaded>(applied), nullptr);
   EXPECT_TRUE(std::get<WorkerNotice>(applied.back()).ok) << std::get<WorkerNotice>(applied.back()).message;
+  EXPECT_EQ(std::get<WorkerNotice>(applied.back()).what, "kernels");
   w.post(greedy_request(2, "hi", 2));
   const auto gen_on = collect_generation(w, 2);
   const auto* s_on = find_event<StatsSnapshot>(gen_on);
   ASSERT_NE(s_on, nullptr);
   ASSERT_EQ(s_on->layer_norms.size(), 8u);
   for (float n : s_on->layer_norms) EXPECT_GT(n, 0.0f);  // a residual stream of O(1) entries is never 0
+  EXPECT_EQ(std::get<GenerationFinished>(gen_on.back()).text, std::get<GenerationFinished>(off.back()).text);
+
+  // And at load time, through the settings' kernels.
+  EngineSettings rebuilt = c.settings;
+  rebuilt.kernels.probes = true;
+  w.post(UpdateSettingsCommand{rebuilt});
+  const auto reloaded =
+      collect_until(w, [](const WorkerEvent& e) { return std::holds_alternative<WorkerNotice>(e); });
+  ASSERT_NE(find_event<ModelLoaded>(reloaded), nullptr);
+  w.post(greedy_request(3, "hi", 2));
+  const auto* s_load = find_event<StatsSnapshot>(collect_generation(w, 3));
+  ASSERT_NE(s_load, nullptr);
+  EXPECT_EQ(s_load->layer_norms.size(), 8u);
 }
 
 TEST_F(WorkerBasic, SwitchBackendToDoubleAndBack) {

@@ -26,8 +26,8 @@ struct EngineOptions {
   BackendKind backend = BackendKind::kCpu;
   int n_ctx = 4096;       // positions of context the backend allocates (clamped to the model's training context)
   int n_threads = 0;      // CPU backend threads; 0 = all cores
-  bool probes = false;    // per-layer hidden-state L2 norms
-  KernelConfig kernels;   // CUDA backend: GEMV variant, fusions, graph, PDL (the CPU backends ignore it)
+  // Per-layer norms (probes) on every backend; GEMV variant, fusions, graph, PDL on the CUDA backend.
+  KernelConfig kernels;
   // CUDA backend: device bytes to plan the load against, at most the free memory; 0 = the free memory.
   // Simulates a smaller card (a 24 GB card on the H200); the load error names the largest context that fits.
   uint64_t gpu_memory_limit = 0;

@@ -1,5 +1,7 @@
 // The kernel settings the GUI toggles live and the worker applies between tokens (ARCHITECTURE.md,
-// "Kernel variants"). Plain C++: no CUDA types, so the GUI and the CLI include it.
+// "Kernel variants"). Plain C++: no CUDA types, so the GUI and the CLI include it. Validated in one place,
+// where it enters a backend (Backend::set_kernel_config, or the CUDA backend's construction). Speculative
+// decoding is not a kernel setting: it travels with each reply (MtpOptions in GenerateCommand).
 // The GEMV variants themselves (GemvVariant, ActFormat, their names and bit-identity classes) are kernel
 // vocabulary: qwenchat_kernels/gemv_variant.h.
 #pragma once
@@ -21,9 +23,11 @@ struct KernelConfig {
   bool fuse_gate_up = true;              // gate and up in one launch with the SwiGLU (+quantise) epilogue
   bool cuda_graph = true;                // one captured graph replayed per token
   bool programmatic_launch = true;       // Hopper PDL: a kernel's weight prefetch overlaps the previous tail
-  bool mtp = false;                      // speculative decoding with the MTP block
-  int mtp_draft = 1;                     // draft tokens per step (1..3: verification runs M = draft+1 <= 4)
-  bool probes = false;                   // per-layer hidden-state L2 norms
+  // Per-layer hidden-state L2 norms (the diagnostics panel), on every backend: the one home of this setting.
+  // Switching it changes no output bit, so it needs no rebuild and keeps the kept states.
+  bool probes = false;
+
+  bool operator==(const KernelConfig&) const = default;
 
   // Empty when every field is in range, else a message naming the field, the range and the value.
   std::string validate() const {
@@ -41,7 +45,6 @@ struct KernelConfig {
       return bad("tile_unroll", "4 or auto when tile_rows_per_warp is 2", tile_unroll);
     if (tile_blocks_per_sm < -1 || tile_blocks_per_sm > 8)
       return bad("tile_blocks_per_sm", "in [-1, 8]", tile_blocks_per_sm);
-    if (mtp_draft < 1 || mtp_draft > 3) return bad("mtp_draft", "in [1, 3]", mtp_draft);
     return {};
   }
 };

@@ -17,13 +17,19 @@
 
 namespace qc {
 
-// Engine settings that need the backend rebuilt (context size, threads, probes). Applied between
+// Engine settings that need the backend rebuilt (context size, threads, memory). Applied between
 // generations: a command posted while a reply streams waits in the queue until that reply ends.
 struct EngineSettings {
+  // The ranges validate() accepts; the app's config file is clamped to the same ones.
+  static constexpr int kMinCtx = 16, kMaxCtx = 1 << 20;
+  static constexpr int kMaxThreads = 1024;
+  static constexpr int kMaxStateCacheMb = 1 << 20;
+  static constexpr int kMaxGpuMemoryMb = 1 << 22;
+
   int n_ctx = 4096;      // positions of context (clamped to the model's training context)
   int n_threads = 0;     // CPU backend threads; 0 = all cores
-  bool probes = false;   // per-layer hidden-state L2 norms in the stats snapshots
-  KernelConfig kernels;  // CUDA backend kernels at load time (later changes: SetKernelConfigCommand)
+  // Kernels and probes at load time (later changes: SetKernelConfigCommand, no rebuild).
+  KernelConfig kernels;
   // Memory for kept conversation states (runtime/prefix_cache.h: recurrent-state snapshots at turn
   // boundaries, in device memory on the CUDA backend), in MiB; 0 = keep only the live state. 1024 holds
   // six 27B-shape snapshots (151 MB each) or thousands of small-model ones.
