@@ -6,14 +6,17 @@
 # (default include_exceptions.txt beside this script; each line names the issue that removes it). An
 # exception whose include is gone fails too, so the list only shrinks. Resolution like the compiler's quoted includes: the including file's directory first,
 # then the include roots (engine/include, engine, kernels, kernels/include, app). An include that resolves to no repository
-# file (a system or third-party header) is not checked. Two public headers are ground-floor vocabulary, plain
-# structs the internals use (qwenchat/result.h, qwenchat/kernel_config.h): layer 1.
+# file (a system or third-party header) is not checked. Some public headers are ground-floor vocabulary, plain
+# structs the internals use (qwenchat/result.h, kernel_config.h, sampling.h, chat.h, stats.h, json_depth.h):
+# layer 1.
 cmake_minimum_required(VERSION 3.20)
 if(NOT ROOT)
   message(FATAL_ERROR "usage: cmake -DROOT=<repository root> -P check_include_layers.cmake")
 endif()
 set(roots "${ROOT}/engine/include" "${ROOT}/engine" "${ROOT}/kernels" "${ROOT}/kernels/include" "${ROOT}/app")
-set(vocabulary "engine/include/qwenchat/result.h" "engine/include/qwenchat/kernel_config.h")
+set(vocabulary "engine/include/qwenchat/result.h" "engine/include/qwenchat/kernel_config.h"
+    "engine/include/qwenchat/sampling.h" "engine/include/qwenchat/chat.h" "engine/include/qwenchat/stats.h"
+    "engine/include/qwenchat/json_depth.h")
 
 function(layer_of rel out)
   if(rel MATCHES "^kernels/")

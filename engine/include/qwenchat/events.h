@@ -17,12 +17,12 @@
 #include <variant>
 #include <vector>
 
-#include "generate/generator.h"
-#include "generate/stats.h"
 #include "qwenchat/engine.h"
 #include "qwenchat/kernel_config.h"
 #include "qwenchat/result.h"
+#include "qwenchat/sampling.h"
 #include "qwenchat/session.h"
+#include "qwenchat/stats.h"
 
 namespace qc {
 

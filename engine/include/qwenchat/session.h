@@ -9,11 +9,10 @@
 #include <variant>
 #include <vector>
 
-#include "generate/generator.h"
-#include "generate/sampler.h"
+#include "qwenchat/chat.h"
 #include "qwenchat/engine.h"
 #include "qwenchat/kernel_config.h"
-#include "tokenizer/chat_format.h"
+#include "qwenchat/sampling.h"
 
 namespace qc {
 
