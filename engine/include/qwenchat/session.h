@@ -1,4 +1,4 @@
-// Commands the app sends to the worker thread (engine/runtime/worker.h): load a model, generate a reply
+// Commands the app sends to the worker thread (qwenchat/worker.h): load a model, generate a reply
 // to a conversation, switch the backend, change engine settings. Plain structs with value semantics: a
 // command is copied into the worker's queue, so the caller's data may change right after post().
 #pragma once
