@@ -36,8 +36,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "qwenchat/chat.h"  // qc::ChatMessage, what prompt_history returns
 #include "qwenchat/result.h"
-#include "tokenizer/chat_format.h"  // qc::ChatMessage, what prompt_history returns
 
 namespace qc::chat {
 

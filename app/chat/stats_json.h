@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "generate/stats.h"
+#include "qwenchat/stats.h"
 
 namespace qc::chat {
 

@@ -7,8 +7,8 @@
 
 #include "commands.h"
 #include "gguf/reader.h"
+#include "qwenchat/json_depth.h"
 #include "tokenizer/tokenizer.h"
-#include "util/json_depth.h"
 
 namespace qc::cli {
 

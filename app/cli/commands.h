@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "common/args.h"
-#include "qwenchat/engine.h"
 #include "qwenchat/result.h"
+#include "runtime/engine.h"
 
 namespace qc::cli {
 

@@ -2,7 +2,7 @@
 #include <set>
 
 #include "export/export_internal.h"
-#include "util/json_depth.h"
+#include "qwenchat/json_depth.h"
 
 namespace qc::exporter {
 

@@ -1,5 +1,5 @@
 #include "app_config.h"
-#include "util/json_depth.h"
+#include "qwenchat/json_depth.h"
 
 #include <algorithm>
 #include <cstdio>

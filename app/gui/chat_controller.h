@@ -30,7 +30,7 @@
 
 #include "chat/chat_state.h"
 #include "qwenchat/events.h"
-#include "runtime/worker.h"
+#include "qwenchat/worker.h"
 #include "settings.h"
 #include "store/store.h"
 

@@ -10,7 +10,7 @@
 #include "qwenchat/engine.h"
 #include "qwenchat/kernel_config.h"
 #include "qwenchat/session.h"
-#include "runtime/worker.h"
+#include "qwenchat/worker.h"
 
 namespace qc::gui {
 

@@ -11,9 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "generate/generator.h"
-#include "generate/sampler.h"
 #include "qwenchat/kernel_config.h"
+#include "qwenchat/sampling.h"
 #include "qwenchat/session.h"
 
 namespace qc::gui {

@@ -19,9 +19,9 @@
 #include <variant>
 #include <vector>
 
-#include "generate/sampler.h"
+#include "qwenchat/chat.h"
+#include "qwenchat/sampling.h"
 #include "server/api_error.h"
-#include "tokenizer/chat_format.h"
 
 namespace qc::server {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "generate/stats.h"
+#include "qwenchat/stats.h"
 
 namespace qc::server {
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <random>
 
-#include "runtime/worker.h"
+#include "qwenchat/worker.h"
 #include "server/api_response.h"
 #include "server/stop_strings.h"
 

@@ -1,8 +1,8 @@
 // The request body's depth limit: OpenAI requests nest about 5 deep (messages -> content parts -> part),
-// so 64 leaves room for any real client's extra fields. The scan is util/json_depth.h's.
+// so 64 leaves room for any real client's extra fields. The scan is qwenchat/json_depth.h's.
 #pragma once
 
-#include "util/json_depth.h"
+#include "qwenchat/json_depth.h"
 
 namespace qc::server {
 

@@ -15,7 +15,7 @@
 
 #include "common/args.h"
 #include "common/default_model.h"
-#include "runtime/worker.h"
+#include "qwenchat/worker.h"
 #include "server/api_server.h"
 
 namespace {

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-#include "generate/stats.h"
+#include "qwenchat/stats.h"
 
 namespace qc::server {
 

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <set>
 
+#include "qwenchat/json_depth.h"
 #include "store/store.h"
 #include "store/store_internal.h"
-#include "util/json_depth.h"
 
 namespace qc::store {
 

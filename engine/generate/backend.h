@@ -12,6 +12,7 @@
 #include "model/config.h"
 #include "qwenchat/kernel_config.h"
 #include "qwenchat/result.h"
+#include "qwenchat/stats.h"
 
 namespace qc {
 
@@ -33,17 +34,6 @@ class StateSnapshot {
   virtual int position() const = 0;
   // Memory the copy holds (device or host), for budgets (runtime/prefix_cache.h); 0 = not known.
   virtual uint64_t bytes() const { return 0; }
-};
-
-struct BackendInfo {
-  std::string name;           // "cpu-f32", "cpu-f64", "cuda"
-  std::string device;         // "2 threads", "NVIDIA H200"
-  uint64_t memory_bytes = 0;  // state + scratch (+ weights when copied)
-  // Read-only bandwidth of the device measured at load (cuda/read_ceiling.h); 0 = not measured (the CPU
-  // backend, or a card with no room for the measurement).
-  double read_ceiling_gbs = 0.0;
-  // What the load decided that the user should know (e.g. a part left out to fit the memory); may be empty.
-  std::string note;
 };
 
 class Backend {

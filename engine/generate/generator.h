@@ -23,17 +23,13 @@
 
 #include "generate/backend.h"
 #include "generate/sampler.h"
-#include "generate/stats.h"
 #include "qwenchat/result.h"
+#include "qwenchat/sampling.h"
+#include "qwenchat/stats.h"
 
 namespace qc {
 
 class Tokenizer;
-
-struct MtpOptions {
-  bool enabled = false;  // used only when backend.has_mtp(); otherwise the result says it was skipped
-  int draft_len = 1;     // 1..kMaxDraftLen tokens drafted per verification pass
-};
 
 struct GenerateRequest {
   std::vector<int32_t> prompt;       // token ids, appended at backend.position(); not empty
@@ -52,9 +48,6 @@ struct GenerateRequest {
   // pass when it splits a chunk.
   int checkpoint = 0;
 };
-
-enum class StopReason { stop_token, max_tokens, cancelled, context_full, error };
-const char* to_string(StopReason r);
 
 // One emitted token. `text` holds the complete UTF-8 characters this token finished (may be empty: a
 // token that only starts a character, a control or a stop token); valid until the callback returns.

@@ -34,28 +34,9 @@
 #include <vector>
 
 #include "qwenchat/result.h"
+#include "qwenchat/sampling.h"
 
 namespace qc {
-
-struct SamplerParams {
-  float temperature = 0.7f;         // 0 = greedy
-  int top_k = 20;                   // 0 = off
-  float top_p = 0.8f;               // 1 = off
-  float min_p = 0.0f;               // 0 = off
-  float presence_penalty = 0.0f;    // subtracted once from the logit of every distinct token in the window
-  float repetition_penalty = 1.0f;  // llama.cpp/CTRL rule: logit>0 ? logit/r : logit*r for seen tokens
-  int penalty_last_n = 256;         // window of recent tokens the penalties look at (0 = none, -1 = all)
-  uint64_t seed = 0;
-
-  // Range checks with messages ("sampler top_p must be in (0, 1], got 1.5").
-  Status validate() const;
-  bool is_greedy() const { return temperature == 0.0f; }
-
-  static SamplerParams greedy();  // temperature 0, every filter and penalty off
-  // Published Qwen3.5 defaults (QWEN35.md section 7).
-  static SamplerParams qwen_thinking();  // 1.0 / top_p 0.95 / top_k 20 / min_p 0 / presence 1.5
-  static SamplerParams qwen_instruct();  // 0.7 / top_p 0.8 / top_k 20 / min_p 0 / presence 1.5
-};
 
 // Philox-4x32-10 (Salmon et al., SC'11; Random123's philox4x32 with 10 rounds), pure 32-bit integer ops.
 // Exposed for the known-answer test and for CUDA kernels that must match it bit for bit.

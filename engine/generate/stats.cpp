@@ -1,4 +1,4 @@
-#include "generate/stats.h"
+#include "qwenchat/stats.h"
 
 #include <bit>
 #include <cstdio>

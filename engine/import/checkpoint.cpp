@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "qwenchat/json_depth.h"
 #include "util/read_file.h"
-#include "util/json_depth.h"
 
 namespace qc {
 namespace {

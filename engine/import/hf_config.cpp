@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "model/config.h"
+#include "qwenchat/json_depth.h"
 #include "util/read_file.h"
-#include "util/json_depth.h"
 
 namespace qc {
 namespace {

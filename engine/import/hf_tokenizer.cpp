@@ -7,10 +7,10 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "qwenchat/json_depth.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/spm_proto.h"
 #include "util/read_file.h"
-#include "util/json_depth.h"
 
 namespace qc {
 namespace {

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "util/json_depth.h"
+#include "qwenchat/json_depth.h"
 
 namespace qc {
 namespace {

@@ -1,4 +1,4 @@
-#include "qwenchat/engine.h"
+#include "runtime/engine.h"
 
 #include <algorithm>
 

@@ -1,8 +1,8 @@
 // What the app shows about a loaded engine (model panel, diagnostics), gathered in one place.
 #pragma once
 
-#include "qwenchat/engine.h"
 #include "qwenchat/events.h"
+#include "runtime/engine.h"
 
 namespace qc {
 

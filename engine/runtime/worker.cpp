@@ -1,4 +1,4 @@
-#include "runtime/worker.h"
+#include "qwenchat/worker.h"
 
 #include <exception>
 #include <filesystem>

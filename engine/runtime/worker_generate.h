@@ -4,9 +4,9 @@
 
 #include <functional>
 
-#include "qwenchat/engine.h"
 #include "qwenchat/events.h"
 #include "qwenchat/session.h"
+#include "runtime/engine.h"
 
 namespace qc {
 class PrefixCache;

@@ -1,4 +1,5 @@
-// ChatML: the conversation -> prompt text / tokens, and a generated reply -> thinking + content.
+// ChatML: the conversation -> prompt text / tokens (the conversation and reply structs, and the reply
+// split parse_reply, are the public qwenchat/chat.h).
 //
 // Per turn `<|im_start|>{role}\n{content}<|im_end|>\n`; an optional system prompt first; the generation
 // prompt `<|im_start|>assistant\n<think>\n` with thinking on,
@@ -11,23 +12,11 @@
 #include <string_view>
 #include <vector>
 
+#include "qwenchat/chat.h"
 #include "qwenchat/result.h"
 #include "tokenizer/tokenizer.h"
 
 namespace qc {
-
-struct ChatMessage {
-  std::string role;  // "system", "user", "assistant" (any other role is written as given)
-  std::string content;
-  std::string thinking;  // assistant turns: the reasoning, without the <think> markers
-};
-
-struct ChatRenderOptions {
-  std::string system_prompt;           // a system turn written first (unless messages start with one)
-  bool thinking = true;                // the generation prompt opens a think block (off: an empty one)
-  bool keep_history_thinking = false;  // earlier assistant turns keep their thinking
-  bool add_generation_prompt = true;
-};
 
 // One piece of the rendered prompt: a special token of the markup (matched by its text in the
 // vocabulary) or text (markup text such as "user\n", or message content).
@@ -47,17 +36,6 @@ std::string render_chatml(const std::vector<ChatMessage>& messages, const ChatRe
 // rendered string with parse_special on (what Hugging Face's apply_chat_template + encode gives).
 Result<std::vector<int32_t>> encode_chat(const Tokenizer& tokenizer, const std::vector<ChatMessage>& messages,
                                          const ChatRenderOptions& options);
-
-// A generated reply (decoded text, specials included) split at the first "</think>": the text before it
-// is thinking (a leading "<think>" and surrounding newlines removed), the text after it is content
-// (leading newlines removed). Without "</think>" the whole text is thinking still in progress when the
-// prompt opened a think block (or the text starts with "<think>"), otherwise it is all content.
-struct ReplyParts {
-  std::string thinking;
-  std::string content;
-  bool in_thinking = false;  // the think block is still open (streaming)
-};
-ReplyParts parse_reply(std::string_view generated, bool thinking_prompted);
 
 // The Jinja template for tokenizer.chat_template in generated GGUFs, equivalent to render_chatml with
 // messages only (a system turn as the first message; `enable_thinking` false closes the think block;

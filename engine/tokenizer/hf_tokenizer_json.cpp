@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "qwenchat/json_depth.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 #include "util/read_file.h"
-#include "util/json_depth.h"
 
 namespace qc {
 namespace {

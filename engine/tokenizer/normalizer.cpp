@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "qwenchat/json_depth.h"
 #include "tokenizer/utf8.h"
-#include "util/json_depth.h"
 
 namespace qc {
 

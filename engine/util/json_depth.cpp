@@ -1,4 +1,4 @@
-#include "util/json_depth.h"
+#include "qwenchat/json_depth.h"
 
 namespace qc {
 

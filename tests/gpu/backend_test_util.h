@@ -22,7 +22,7 @@
 #include "gpu_test_util.h"
 #include "model/model.h"
 #include "model/synthetic.h"
-#include "qwenchat/engine.h"
+#include "runtime/engine.h"
 
 namespace qc::cuda::test {
 

@@ -11,7 +11,7 @@
 #include "format.h"
 #include "layout.h"
 #include "model_status.h"
-#include "qwenchat/engine.h"
+#include "runtime/engine.h"
 #include "temp_dir.h"
 #include "worker_test_model.h"
 #include "worker_test_util.h"

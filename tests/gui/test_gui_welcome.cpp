@@ -1,12 +1,13 @@
-// The welcome panel's text and memory table (#14, app/gui/welcome_text.h): the estimates come from the
-// shapes (checked against a file the engine writes and loads), the bundled model is described, the
-// prompts are ones it was trained on.
+// The welcome panel's text (#14, app/gui/welcome_text.h) and the engine's memory table it shows
+// (qwenchat/model_sizes.h): the estimates come from the shapes (checked against a file the engine writes
+// and loads), the bundled model is described, the prompts are ones it was trained on.
 #include <filesystem>
 
 #include <gtest/gtest.h>
 
 #include "model/presets.h"
 #include "qwenchat/engine.h"
+#include "runtime/model_sizes.h"
 #include "temp_dir.h"
 #include "welcome_text.h"
 #include "worker_test_model.h"

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "runtime/worker.h"
+#include "qwenchat/worker.h"
 #include "server/api_server.h"
 #include "temp_dir.h"
 #include "worker_test_model.h"

@@ -14,8 +14,8 @@
 
 #include <gtest/gtest.h>
 
-#include "qwenchat/engine.h"
 #include "qwenchat/events.h"
+#include "runtime/engine.h"
 #include "runtime/prefix_cache.h"
 #include "runtime/worker_generate.h"
 

@@ -17,7 +17,7 @@
 
 #include "generate/generator.h"
 #include "qwenchat/kernel_config.h"
-#include "qwenchat/engine.h"
+#include "runtime/engine.h"
 #include "tokenizer/chat_format.h"
 
 namespace qc {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "qwenchat/engine.h"
+#include "runtime/engine.h"
 #include "temp_dir.h"
 #include "worker_test_model.h"
 

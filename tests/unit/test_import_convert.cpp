@@ -11,7 +11,7 @@
 #include "import/convert.h"
 #include "model/model.h"
 #include "model/synthetic.h"
-#include "qwenchat/engine.h"
+#include "runtime/engine.h"
 #include "temp_dir.h"
 #include "test_import_checkpoint.h"
 #include "tokenizer/bpe_trainer.h"

@@ -11,8 +11,8 @@
 #include "export/export.h"
 #include "import/hf_config.h"
 #include "import/safetensors.h"
+#include "qwenchat/json_depth.h"
 #include "tokenizer/tokenizer.h"
-#include "util/json_depth.h"
 
 namespace qc {
 namespace {

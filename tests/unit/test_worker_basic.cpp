@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "generate/generator.h"
-#include "runtime/worker.h"
+#include "qwenchat/worker.h"
 #include "runtime/worker_generate.h"
 #include "temp_dir.h"
 #include "worker_test_model.h"

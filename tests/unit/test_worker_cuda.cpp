@@ -3,7 +3,7 @@
 // bit-identity class (tile -> hlu4, both "hl") leaves the greedy tokens exactly as without the switch.
 #include <gtest/gtest.h>
 
-#include "runtime/worker.h"
+#include "qwenchat/worker.h"
 #include "temp_dir.h"
 #include "worker_test_model.h"
 #include "worker_test_util.h"

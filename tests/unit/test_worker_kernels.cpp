@@ -2,7 +2,7 @@
 // invalid ones are refused with the field named, and the facts report the config in use.
 #include <gtest/gtest.h>
 
-#include "runtime/worker.h"
+#include "qwenchat/worker.h"
 #include "temp_dir.h"
 #include "worker_test_model.h"
 #include "worker_test_util.h"

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/worker.h"
+#include "qwenchat/worker.h"
 #include "temp_dir.h"
 #include "worker_test_model.h"
 #include "worker_test_util.h"

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/worker.h"
+#include "qwenchat/worker.h"
 
 namespace qc::test {
 

@@ -1,18 +1,14 @@
-// The engine as the app and tools use it: one loaded model with its tokenizer and a backend to run it on.
-// An object, not a global: the GUI's worker owns one and can replace it at run time.
+// What the app chooses and asks before a load: the backend kinds, the options a load takes (EngineOptions,
+// which the worker builds from a LoadModelCommand) and what a load would cost (estimate_load, read from
+// the file's header). The loaded engine itself (Engine, make_backend) is internal: engine/runtime/engine.h.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <string>
-#include <vector>
 
-#include "generate/backend.h"
-#include "model/model.h"
 #include "qwenchat/kernel_config.h"
 #include "qwenchat/result.h"
-#include "tokenizer/tokenizer.h"
 
 namespace qc {
 
@@ -35,28 +31,6 @@ struct EngineOptions {
   std::function<void(uint64_t done, uint64_t total, const std::string& tensor)> load_progress;
 };
 
-class Engine {
- public:
-  // Loads the model file and its tokenizer and builds the backend. Errors say which step failed.
-  static Result<std::unique_ptr<Engine>> open(const EngineOptions& options);
-
-  const EngineOptions& options() const { return options_; }
-  const Model& model() const { return *model_; }
-  const Tokenizer& tokenizer() const { return *tokenizer_; }
-  Backend& backend() { return *backend_; }
-  const Backend& backend() const { return *backend_; }
-
-  // Replaces the backend (e.g. CPU <-> CUDA) keeping the model; the context is emptied.
-  Status switch_backend(BackendKind kind);
-
- private:
-  Engine() = default;
-  EngineOptions options_;
-  std::unique_ptr<Model> model_;
-  std::unique_ptr<Tokenizer> tokenizer_;
-  std::unique_ptr<Backend> backend_;
-};
-
 // What loading `options.model_path` with `options` would cost, read from the file's header only (no weight
 // is touched): for the GUI's Model tab before Load. state_bytes is the CPU backend's allocation (KV caches,
 // Gated DeltaNet states, scratch: exact, reference_state_bytes); the CUDA backend allocates about the same
@@ -77,8 +51,5 @@ struct LoadEstimate {
   uint64_t total_bytes() const { return file_bytes + state_bytes; }
 };
 Result<LoadEstimate> estimate_load(const EngineOptions& options);
-
-// Builds a backend of the given kind for a loaded model (the model must outlive it).
-Result<std::unique_ptr<Backend>> make_backend(BackendKind kind, const Model& model, const EngineOptions& options);
 
 }  // namespace qc

@@ -1,4 +1,4 @@
-// Events the worker thread sends back to the app (engine/runtime/worker.h). Plain structs: the app drains
+// Events the worker thread sends back to the app (qwenchat/worker.h). Plain structs: the app drains
 // them once per frame and never touches the engine; the worker never touches the UI.
 //
 // Order guarantees, per generation id: GenerationStarted (once the prompt is encoded and fits), then
@@ -17,12 +17,12 @@
 #include <variant>
 #include <vector>
 
-#include "generate/generator.h"
-#include "generate/stats.h"
 #include "qwenchat/engine.h"
 #include "qwenchat/kernel_config.h"
 #include "qwenchat/result.h"
+#include "qwenchat/sampling.h"
 #include "qwenchat/session.h"
+#include "qwenchat/stats.h"
 
 namespace qc {
 

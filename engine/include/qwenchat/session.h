@@ -1,4 +1,4 @@
-// Commands the app sends to the worker thread (engine/runtime/worker.h): load a model, generate a reply
+// Commands the app sends to the worker thread (qwenchat/worker.h): load a model, generate a reply
 // to a conversation, switch the backend, change engine settings. Plain structs with value semantics: a
 // command is copied into the worker's queue, so the caller's data may change right after post().
 #pragma once
@@ -9,11 +9,10 @@
 #include <variant>
 #include <vector>
 
-#include "generate/generator.h"
-#include "generate/sampler.h"
+#include "qwenchat/chat.h"
 #include "qwenchat/engine.h"
 #include "qwenchat/kernel_config.h"
-#include "tokenizer/chat_format.h"
+#include "qwenchat/sampling.h"
 
 namespace qc {
 

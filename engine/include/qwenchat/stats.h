@@ -1,5 +1,8 @@
 // What one generate() call measured: sizes, times, rates, MTP acceptance and a logits hash that catches
 // non-determinism (two runs with the same prompt, settings and seed must print the same hash).
+//
+// Also what a reply's end and a backend report: StopReason (why the decode loop stopped) and BackendInfo
+// (Backend::info(), engine/generate/backend.h). Plain structs the worker's events (qwenchat/events.h) carry.
 #pragma once
 
 #include <array>
@@ -7,9 +10,9 @@
 #include <span>
 #include <string>
 
-namespace qc {
+#include "qwenchat/sampling.h"
 
-inline constexpr int kMaxDraftLen = 3;  // MTP draft tokens per verification pass
+namespace qc {
 
 struct GenerationStats {
   int prompt_tokens = 0;
@@ -57,5 +60,19 @@ struct GenerationStats {
 
 // FNV-1a 64 over the float32 bit patterns of `row`, little-endian byte order, as 16 hex digits.
 std::string logits_hash(std::span<const float> row);
+
+enum class StopReason { stop_token, max_tokens, cancelled, context_full, error };
+const char* to_string(StopReason r);
+
+struct BackendInfo {
+  std::string name;           // "cpu-f32", "cpu-f64", "cuda"
+  std::string device;         // "2 threads", "NVIDIA H200"
+  uint64_t memory_bytes = 0;  // state + scratch (+ weights when copied)
+  // Read-only bandwidth of the device measured at load (cuda/read_ceiling.h); 0 = not measured (the CPU
+  // backend, or a card with no room for the measurement).
+  double read_ceiling_gbs = 0.0;
+  // What the load decided that the user should know (e.g. a part left out to fit the memory); may be empty.
+  std::string note;
+};
 
 }  // namespace qc

@@ -1,0 +1,2 @@
+// Fixture only: a public header.
+#pragma once

@@ -1,0 +1,2 @@
+// Fixture only: an engine internal.
+#pragma once
