@@ -7,7 +7,7 @@
 #include "gdn.h"
 #include "gemv_block.h"
 #include "gemv_dense.h"
-#include "gemv_q8.h"
+#include "gemv_q8/gemv_q8.h"
 #include "mtp.h"
 #include "norm_quant.h"
 #include "probe.h"
