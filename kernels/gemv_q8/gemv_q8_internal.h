@@ -7,12 +7,6 @@
 namespace qc::gpu::detail {
 
 // gemv_q8_rows.cu: one warp per row (or two), 1/2/4 segments in flight, optional split over K.
-struct RowsShape {
-  bool hl = false;
-  int rows_per_warp = 1;  // 1 or 2
-  int unroll = 1;         // 1, 2 or 4 (4 only with hl, rows_per_warp 1)
-  int split_k = 1;        // > 1: partial sums to args.split_scratch, then the fixed-order combine
-};
 GpuStatus launch_gemv_rows(const GemvQ8Args& a, const RowsShape& shape, cudaStream_t stream);
 
 // gemv_q8_tile.cu: the tile variants' entry (resolves the tuning, then runs engine 1 itself or hands the job
