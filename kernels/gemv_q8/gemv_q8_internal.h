@@ -31,12 +31,6 @@ struct GemvJob {
   bool pdl = false;
 };
 
-// Blocks of a persistent grid over `units` work units of `unit_rows` rows (N rows in all) for about `target`
-// blocks, at most `max_blocks`: the count in [3/4, 5/4] x target whose busiest warp (a block's rows split
-// over `warps` warps, each walking them in groups of `rows_per_warp`) carries the least above the mean; ties
-// go to the count nearest `target`.
-int balanced_grid(int units, int unit_rows, int n, int warps, int rows_per_warp, int target, int max_blocks);
-
 // gemv_q8_stream.cu: engine 2 (bulk copies into shared-memory stages, producer/consumer warps; sm_90).
 GpuStatus launch_gemv_stream(const GemvJob& j, const TileTuning& t, int sms, cudaStream_t stream);
 // gemv_q8_ring.cu: engine 3 (a register ring of segments continuously in flight per warp).
