@@ -44,8 +44,8 @@
 #include "common/args.h"
 #include "common/version.h"
 #include "cuda/cuda_backend.h"
+#include "cuda/cuda_probe.h"
 #include "device_fill.h"
-#include "prefill_reuse.h"
 #include "generate/generator.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
@@ -54,6 +54,7 @@
 #include "model/quant_mix.h"
 #include "model/qwen35_layout.h"
 #include "model/synthetic.h"
+#include "prefill_reuse.h"
 #include "random_weights.h"
 #include "tokenizer/tokenizer.h"
 
@@ -64,6 +65,7 @@ using qc::KernelConfig;
 using qc::Result;
 using qc::Status;
 using qc::bench_app::Options;
+using qc::cuda::CudaProbe;
 using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
 
@@ -177,24 +179,24 @@ Status Bench::build_model() {
     const qc::ModelWeights described = qc::cuda::describe_generated_weights(c, opt_.weights, shape.tied_embeddings,
                                                                             opt_.mix ? &per_tensor : nullptr);
     qc::bench_app::RandomWeights source(20261202);
-    QC_ASSIGN(be_, qc::cuda::CudaBackend::create_generated(c, described, source, bo));
+    QC_ASSIGN(be_, CudaProbe::create_generated(c, described, source, bo));
     model_desc_ = "preset " + opt_.preset + " (" +
                   (opt_.mix ? std::string(qc::quant_mix_name(*opt_.mix)) : std::string(qc::dtype_name(opt_.weights))) +
                   " weights generated on the GPU): " + c.summary();
   }
   load_s_ = std::chrono::duration<double>(Clock::now() - t).count();
-  QC_TRY(qc::bench_app::fill_state_random(be_->state_regions(), 7, stream_));
+  QC_TRY(qc::bench_app::fill_state_random(CudaProbe::state_regions(*be_), 7, stream_));
   return Status::success();
 }
 
 // Seconds per token of n single-token forward() calls from position ctx (what the generator pays).
 Result<double> Bench::forward_seconds(int ctx, int n) {
-  QC_TRY(be_->set_position_unchecked(ctx));
+  QC_TRY(CudaProbe::set_position_unchecked(*be_, ctx));
   const int V = be_->config().n_vocab;
   std::vector<int32_t> tok(1);
   tok[0] = 11 % V;
   if (auto w = be_->forward(tok, ctx); !w.ok()) return w.error();  // warm-up
-  QC_TRY(be_->set_position_unchecked(ctx));
+  QC_TRY(CudaProbe::set_position_unchecked(*be_, ctx));
   const auto t = Clock::now();
   for (int i = 0; i < n; ++i) {
     tok[0] = (1 + 7919 * i) % V;
@@ -205,8 +207,8 @@ Result<double> Bench::forward_seconds(int ctx, int n) {
 }
 
 void Bench::measure_variants() {
-  const double W = static_cast<double>(be_->weight_bytes_per_token());
-  const double S = static_cast<double>(be_->recurrent_bytes_per_step());
+  const double W = static_cast<double>(CudaProbe::weight_bytes_per_token(*be_));
+  const double S = static_cast<double>(CudaProbe::recurrent_bytes_per_step(*be_));
   std::printf(
       "\n== decode, one token per step: device time (graph replayed back to back) and forward() time ==\n");
   std::printf("%-8s %6s %7s %10s %10s %9s %9s %8s %9s %9s\n", "variant", "ctx", "kernels", "device ms",
@@ -216,8 +218,8 @@ void Bench::measure_variants() {
     k.gemv = v;
     if (!be_->set_kernel_config(k).ok()) continue;
     int nodes = 0;
-    if (be_->set_position_unchecked(0).ok()) {
-      auto n = be_->graph_kernel_nodes(1);
+    if (CudaProbe::set_position_unchecked(*be_, 0).ok()) {
+      auto n = CudaProbe::graph_kernel_nodes(*be_, 1);
       nodes = n.ok() ? *n : -1;
     }
     for (int ctx : opt_.contexts) {
@@ -227,12 +229,12 @@ void Bench::measure_variants() {
       r.ctx = ctx;
       r.kernels = nodes;
       r.weight_bytes = W;
-      r.kv_bytes = static_cast<double>(be_->kv_bytes_per_token(ctx + opt_.tokens / 2));
+      r.kv_bytes = static_cast<double>(CudaProbe::kv_bytes_per_token(*be_, ctx + opt_.tokens / 2));
       r.state_bytes = S;
       r.floor_s = (r.weight_bytes + r.kv_bytes) / (ceil_.read_gbs * 1e9);
-      Status st = be_->set_position_unchecked(ctx);
+      Status st = CudaProbe::set_position_unchecked(*be_, ctx);
       if (st.ok()) {
-        auto d = be_->time_steps(1, opt_.tokens, opt_.quick ? 1 : 3);
+        auto d = CudaProbe::time_steps(*be_, 1, opt_.tokens, opt_.quick ? 1 : 3);
         if (d.ok())
           r.device_s = *d;
         else
@@ -279,8 +281,8 @@ void Bench::measure_config(const KernelConfig& base, const std::string& tag) {
   json breakdown = json::array();
   for (int ctx : {opt_.contexts.front(), opt_.contexts.back()}) {
     if (out_of_time("breakdown")) break;
-    if (!be_->set_kernel_config(base).ok() || !be_->set_position_unchecked(ctx).ok()) break;
-    auto e = be_->profile_step(1);
+    if (!be_->set_kernel_config(base).ok() || !CudaProbe::set_position_unchecked(*be_, ctx).ok()) break;
+    auto e = CudaProbe::profile_step(*be_, 1);
     if (!e.ok()) {
       std::printf("!! breakdown: %s\n", e.error().describe().c_str());
       break;
@@ -326,9 +328,11 @@ void Bench::measure_config(const KernelConfig& base, const std::string& tag) {
   json sw = json::array();
   for (const Alt& a : alts) {
     if (out_of_time(a.label)) break;
-    if (!be_->set_kernel_config(a.k).ok() || !be_->set_position_unchecked(opt_.contexts.front()).ok()) break;
-    auto n = be_->graph_kernel_nodes(1);
-    auto t = be_->time_steps(1, opt_.tokens, opt_.quick ? 1 : 3);
+    if (!be_->set_kernel_config(a.k).ok() ||
+        !CudaProbe::set_position_unchecked(*be_, opt_.contexts.front()).ok())
+      break;
+    auto n = CudaProbe::graph_kernel_nodes(*be_, 1);
+    auto t = CudaProbe::time_steps(*be_, 1, opt_.tokens, opt_.quick ? 1 : 3);
     if (!t.ok()) {
       std::printf("  %-30s ERROR %s\n", a.label, t.error().describe().c_str());
       continue;
@@ -347,8 +351,8 @@ void Bench::measure_config(const KernelConfig& base, const std::string& tag) {
     std::array<double, 5> pass_s{};  // [m]: seconds of an m-token pass
     for (int m = 1; m <= 4; ++m) {
       if (out_of_time("mtp passes")) break;
-      if (!be_->set_kernel_config(base).ok() || !be_->set_position_unchecked(ctx).ok()) break;
-      auto t = be_->time_steps(m, opt_.tokens, opt_.quick ? 1 : 3);
+      if (!be_->set_kernel_config(base).ok() || !CudaProbe::set_position_unchecked(*be_, ctx).ok()) break;
+      auto t = CudaProbe::time_steps(*be_, m, opt_.tokens, opt_.quick ? 1 : 3);
       if (!t.ok()) {
         std::printf("  M=%d ERROR %s\n", m, t.error().describe().c_str());
         break;
@@ -361,7 +365,7 @@ void Bench::measure_config(const KernelConfig& base, const std::string& tag) {
       // The verification pass as the generator runs it (forward_speculative: the GDN states after every
       // position written to the history as well); the projection uses this time when there is one.
       if (m > 1 && be_->max_speculative_tokens() >= m) {
-        auto v = be_->time_steps(m, opt_.tokens, opt_.quick ? 1 : 3, /*keep_states=*/true);
+        auto v = CudaProbe::time_steps(*be_, m, opt_.tokens, opt_.quick ? 1 : 3, /*keep_states=*/true);
         if (v.ok()) {
           std::printf("; keeping states %.3f ms (%.2fx)", *v * 1e3, *v / t1);
           row["verify_ms"] = *v * 1e3;
@@ -393,7 +397,7 @@ json Bench::project_mtp(const std::array<double, 5>& pass_s) {
     std::printf("  (no MTP block: no projection)\n");
     return out;
   }
-  auto tm = be_->time_mtp_steps(opt_.tokens, opt_.quick ? 1 : 3);
+  auto tm = CudaProbe::time_mtp_steps(*be_, opt_.tokens, opt_.quick ? 1 : 3);
   if (!tm.ok()) {
     std::printf("  MTP draft step ERROR %s\n", tm.error().describe().c_str());
     return out;
@@ -503,7 +507,8 @@ void Bench::print_table() {
       device_.c_str(), ceil_.read_gbs, ceil_.copy_gbs);
   std::printf("model: %s\n", model_desc_.c_str());
   std::printf("weights read per token %.2f GB; floor at the ceiling %.1f tok/s (ctx 0)\n",
-              be_->weight_bytes_per_token() / 1e9, ceil_.read_gbs * 1e9 / be_->weight_bytes_per_token());
+              CudaProbe::weight_bytes_per_token(*be_) / 1e9,
+              ceil_.read_gbs * 1e9 / CudaProbe::weight_bytes_per_token(*be_));
   std::printf("%-8s %7s", "variant", "kernels");
   for (int ctx : opt_.contexts) std::printf("  %17s", ("ctx " + std::to_string(ctx)).c_str());
   std::printf("\n");
@@ -553,11 +558,11 @@ void Bench::profile_prefill(int tokens, int after) {
     }
   };
   run(0, after);
-  be_->set_prefill_profile(&prof);
+  CudaProbe::set_prefill_profile(*be_, &prof);
   const auto t0 = Clock::now();
   run(after, after + tokens);
   const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  be_->set_prefill_profile(nullptr);
+  CudaProbe::set_prefill_profile(*be_, nullptr);
   if (!err.empty()) {
     std::printf("  prefill breakdown: ERROR %s\n", err.c_str());
     return;
@@ -565,9 +570,10 @@ void Bench::profile_prefill(int tokens, int after) {
   const auto totals = prof.totals();
   double sum = 0.0;
   for (const auto& [phase, ms] : totals) sum += ms;
-  std::printf("\n== where a %d-token prompt's time goes%s (device time per phase, GEMM %s, chunks of %d) ==\n",
-              tokens, after ? (" after " + std::to_string(after) + " tokens").c_str() : "", be_->prefill_gemm(),
-              be_->prefill_rows());
+  std::printf(
+      "\n== where a %d-token prompt's time goes%s (device time per phase, GEMM %s, chunks of %d) ==\n",
+      tokens, after ? (" after " + std::to_string(after) + " tokens").c_str() : "",
+      CudaProbe::prefill_gemm(*be_), be_->prefill_rows());
   json rows = json::array();
   for (const auto& [phase, ms] : totals) {
     std::printf("  %-28s %9.2f ms %5.1f%%\n", phase.c_str(), ms, sum > 0 ? 100.0 * ms / sum : 0.0);
@@ -587,9 +593,9 @@ void Bench::write_json() {
   j["copy_gbs"] = ceil_.copy_gbs;
   j["model"] = model_desc_;
   j["load_seconds"] = load_s_;
-  j["memory"] = be_->memory().describe();
-  j["prefill_gemm"] = be_->prefill_gemm();
-  j["prefill_weights"] = be_->prefill_weights();
+  j["memory"] = CudaProbe::memory(*be_).describe();
+  j["prefill_gemm"] = CudaProbe::prefill_gemm(*be_);
+  j["prefill_weights"] = CudaProbe::prefill_weights(*be_);
   j["prefill_rows"] = be_->prefill_rows();
   json rows = json::array();
   for (const Row& r : rows_)
@@ -638,15 +644,16 @@ int Bench::run() {
     return 1;
   }
   std::printf("model: %s\nloaded in %.1f s; device memory %s\n", model_desc_.c_str(), load_s_,
-              be_->memory().describe().c_str());
-  std::printf("prompt path: chunks of %d, GEMM %s, weights %s%s%s\n", be_->prefill_rows(), be_->prefill_gemm(),
-              be_->prefill_weights(), be_->info().note.empty() ? "" : "; load note: ", be_->info().note.c_str());
+              CudaProbe::memory(*be_).describe().c_str());
+  std::printf("prompt path: chunks of %d, GEMM %s, weights %s%s%s\n", be_->prefill_rows(),
+              CudaProbe::prefill_gemm(*be_), CudaProbe::prefill_weights(*be_),
+              be_->info().note.empty() ? "" : "; load note: ", be_->info().note.c_str());
   std::printf(
       "bytes per token: weights %.3f GB, GDN state read+write %.3f GB (not counted in the floor), KV %.1f KB "
       "per "
       "position\n",
-      be_->weight_bytes_per_token() / 1e9, be_->recurrent_bytes_per_step() / 1e9,
-      (be_->kv_bytes_per_token(1) - be_->kv_bytes_per_token(0)) / 1e3);
+      CudaProbe::weight_bytes_per_token(*be_) / 1e9, CudaProbe::recurrent_bytes_per_step(*be_) / 1e9,
+      (CudaProbe::kv_bytes_per_token(*be_, 1) - CudaProbe::kv_bytes_per_token(*be_, 0)) / 1e3);
   if (!opt_.only_prefill) {
     measure_variants();
     measure_config(KernelConfig{}, "default_config");
@@ -664,7 +671,7 @@ int Bench::run() {
   if (be_->prefill_rows() > 0 && !out_of_time("prefill breakdown")) profile_prefill(2048);
   if (be_->prefill_rows() > 0 && !out_of_time("prefill breakdown after a history"))
     profile_prefill(opt_.prefill.message, opt_.prefill.history);
-  extra_["weight_bytes_per_token"] = static_cast<double>(be_->weight_bytes_per_token());
+  extra_["weight_bytes_per_token"] = static_cast<double>(CudaProbe::weight_bytes_per_token(*be_));
   print_table();
   write_json();
   return 0;

@@ -71,8 +71,7 @@ Status RandomWeights::fill(const cuda::TensorSlot& t, cudaStream_t s) {
   return Status::success();
 }
 
-Status fill_state_random(const std::vector<cuda::CudaBackend::Region>& regions, uint64_t seed,
-                         cudaStream_t s) {
+Status fill_state_random(const std::vector<cuda::CudaProbe::Region>& regions, uint64_t seed, cudaStream_t s) {
   uint64_t i = 0;
   for (const auto& r : regions) {
     const uint64_t sd = seed * 0x9E3779B97F4A7C15ull + (++i) * 0xD6E8FEB86659FD93ull;

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cuda/cuda_backend.h"
+#include "cuda/cuda_probe.h"
 
 namespace qc::bench_app {
 
@@ -25,7 +25,6 @@ class RandomWeights final : public cuda::WeightSource {
 
 // KV caches ~ N(0, 1) (f16), GDN states ~ N(0, 0.05^2): what attention and the delta rule read at a long
 // context, without running the tokens before it.
-Status fill_state_random(const std::vector<cuda::CudaBackend::Region>& regions, uint64_t seed,
-                         cudaStream_t s);
+Status fill_state_random(const std::vector<cuda::CudaProbe::Region>& regions, uint64_t seed, cudaStream_t s);
 
 }  // namespace qc::bench_app

@@ -7,7 +7,7 @@
 #include "argmax.h"
 #include "attention.h"
 #include "gdn.h"
-#include "gemv_q8.h"
+#include "gemv_q8/gemv_q8.h"
 
 namespace qc::cuda {
 namespace {

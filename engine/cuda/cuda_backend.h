@@ -99,12 +99,6 @@ class CudaBackend final : public Backend {
   // Weights from a loaded model (views into its file; the model must outlive the backend).
   static Result<std::unique_ptr<CudaBackend>> create(const ModelConfig& config, const ModelWeights& weights,
                                                      const CudaBackendOptions& options);
-  // Weights generated on the device by `source` (the benchmark): `described` carries names, types and
-  // shapes only (describe_generated_weights).
-  static Result<std::unique_ptr<CudaBackend>> create_generated(const ModelConfig& config,
-                                                               const ModelWeights& described,
-                                                               WeightSource& source,
-                                                               const CudaBackendOptions& options);
   ~CudaBackend() override;
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
@@ -117,16 +111,6 @@ class CudaBackend final : public Backend {
   void reset() override;
   Result<StepOutput> forward(std::span<const int32_t> tokens, int pos) override;
   int prefill_rows() const override { return pb_.rows; }
-  // The prompt path's GEMM as loaded: "f16", "int8" or "off" (the load note says why not f16).
-  const char* prefill_gemm() const { return pb_.rows == 0 ? "off" : gemm_f16_ ? "f16" : "int8"; }
-  // Where the f16 GEMM's weights come from: "resident" (prefill_weights.h), "per chunk", or "-" (no f16).
-  const char* prefill_weights() const {
-    return pb_.rows == 0 || !gemm_f16_ ? "-" : mem_.prefill_weights > 0 ? "resident" : "per chunk";
-  }
-  // Per-phase device time of the following prefill() calls (cuda/prefill_profile.h; null: off).
-  void set_prefill_profile(PrefillProfile* p) {
-    if (prefill_) prefill_->set_profile(p);
-  }
   Result<StepOutput> prefill(std::span<const int32_t> tokens, int pos, const PrefillMtp& mtp) override;
   bool has_mtp() const override { return model_.has_mtp; }
   Result<StepOutput> mtp_forward(int32_t token, std::span<const float> hidden, int pos) override;
@@ -141,46 +125,12 @@ class CudaBackend final : public Backend {
   Status commit(int m) override;
   std::span<const float> layer_norms() const override;
 
-  const KernelConfig& kernel_config() const { return pending_; }
-  const MemoryEstimate& memory() const { return mem_; }
-  const DeviceModel& device_model() const { return model_; }
-  std::string device_name() const { return device_name_; }
-  int sm_count() const { return sm_count_; }
-
-  // ---- measurement hooks (benchmark, tests) ----
-  // Weight bytes a decoded token reads: every matrix and vector except the embedding table, of which one
-  // row (lm_head counted once, also when tied).
-  uint64_t weight_bytes_per_token() const;
-  // KV-cache bytes the attention layers read for a token at position pos (positions 0..pos, K and V).
-  uint64_t kv_bytes_per_token(int pos) const;
-  // Recurrent-state bytes a step reads and writes (GDN states, once per step whatever M).
-  uint64_t recurrent_bytes_per_step() const;
-  struct Region {
-    void* ptr;
-    size_t count;
-    bool f16;  // else f32
-  };
-  // KV caches (f16) and GDN states (f32): what the benchmark fills with random data.
-  std::vector<Region> state_regions() const;
-  // Moves to `pos` without running the tokens before it (the benchmark's long-context runs).
-  Status set_position_unchecked(int pos);
-  // Seconds per step of `reps` back-to-back steps of M tokens at the current position (the graph replayed,
-  // or eager launches with cuda_graph off), median of `trials`. The recurrent state advances, the
-  // position does not; no host copies.
-  // keep_states: the verification step of forward_speculative (also writes the per-position GDN states;
-  // needs an MTP model, which has the history block).
-  Result<double> time_steps(int m, int reps, int trials, bool keep_states = false);
-  // The same for the MTP block's draft step (one token, graph or eager per the config).
-  Result<double> time_mtp_steps(int reps, int trials);
-  // Kernel nodes of the M-token step's graph at the current position: kernel boundaries per step.
-  Result<int> graph_kernel_nodes(int m);
-  // One eager M-token step with every kernel-layer call timed by label.
-  Result<std::vector<LaunchProfiler::Entry>> profile_step(int m);
-
  protected:
   Status apply_kernel_config(const KernelConfig& cfg) override;  // pending until the next call
 
  private:
+  // The benchmark's and the tests' measurement hooks (cuda_probe.h) read and drive the members below.
+  friend class CudaProbe;
   CudaBackend() = default;
   static Result<std::unique_ptr<CudaBackend>> build(const ModelConfig& config, const ModelWeights& weights,
                                                     bool have_data, WeightSource* source,
@@ -192,8 +142,6 @@ class CudaBackend final : public Backend {
   Status enqueue(Kind kind, int m, int ctx_hint, cudaStream_t s);  // the launches, eager or captured
   Status run_step(Kind kind, int m, int ctx_hint);                 // graph or eager, per the config
   Result<StepOutput> run_forward(std::span<const int32_t> tokens, int pos, bool keep);
-  // Median seconds per step of `reps` back-to-back steps (after a warm-up), the step inputs already uploaded.
-  Result<double> time_replays(Kind kind, int m, int ctx_hint, int reps, int trials);
   class Snapshot;
   class ContextSnapshot;
   struct SnapshotPool;

@@ -7,7 +7,7 @@
 #include "gdn.h"
 #include "gemv_block.h"
 #include "gemv_dense.h"
-#include "gemv_q8.h"
+#include "gemv_q8/gemv_q8.h"
 #include "mtp.h"
 #include "norm_quant.h"
 #include "probe.h"
@@ -177,82 +177,111 @@ Status StepProgram::site(Run& r, const char* label, const Site& s, const QBuf& i
   return Status::success();
 }
 
+// One decoder layer on the M token rows of h, in place (QWEN35.md section 2; the CPU reference's
+// decoder_layer in engine/reference/reference_layers.cpp):
+//   x = rmsnorm(h, attn_norm)
+//   h = h + out_proj( gated_deltanet(x) or gated_attention(x) )
+//   x = rmsnorm(h, post_attention_norm)
+//   h = h + down( silu(gate x) * up x )
+// Each step is one or a few kernel-layer calls; the argument filling lives in the helpers below.
 Status StepProgram::layer(Run& r, const DevLayer& L, float* h, const int* d_pos, int m, int ctx_hint) const {
   const int H = c_.n_embd;
-  // Mixer: x = rmsnorm(h, attn_norm); h += out_proj(mixer(in_proj(x)))
-  QC_TRY(norm(r, h, L.attn_norm, m, sc_.x));
-  const int ldp = L.in_proj.n_out;
+  QC_TRY(norm(r, h, L.attn_norm, m, sc_.x));  // x = rmsnorm(h, attn_norm) (f32 + quantised)
   if (L.recurrent) {
-    QC_TRY(site(r, "gemv gdn in", L.in_proj, sc_.x, m, sc_.proj, ldp, nullptr));
-    gpu::GdnArgs g;
-    g.m = m;
-    g.n_k_heads = c_.ssm_n_k_heads;
-    g.n_v_heads = c_.ssm_n_v_heads;
-    g.head_k_dim = c_.ssm_head_k_dim;
-    g.head_v_dim = c_.ssm_head_v_dim;
-    g.conv_kernel = c_.ssm_conv_kernel;
-    g.qkv = sc_.proj;
-    g.ld_qkv = ldp;
-    g.z = sc_.proj + L.col_z;
-    g.ld_z = ldp;
-    g.beta = sc_.proj + L.col_beta;
-    g.ld_beta = ldp;
-    g.alpha = sc_.proj + L.col_alpha;
-    g.ld_alpha = ldp;
-    g.conv_w = L.conv_w;
-    g.dt_bias = L.dt_bias;
-    g.ssm_a = L.ssm_a;
-    g.norm_w = L.ssm_norm;
-    g.conv_ring = st_.ring(L.gdn_index);
-    g.state = st_.state(L.gdn_index);
-    if (r.keep_states && m > 1) {  // speculative forward: states after tokens 0..m-2 (the last is g.state)
-      g.state_per_token = st_.history(L.gdn_index);
-      g.ld_state_per_token = st_.history_slot_floats;
-      g.n_state_per_token = m - 1;
-    }
-    g.d_pos = d_pos;
-    g.out = sc_.mix.f;
-    g.ld_out = sc_.mix.ld_f;
-    if (r.quant) g.out_q = sc_.mix.out(r.hl);
-    g.l2_eps = 1e-6f;  // transformers' l2norm eps (docs/REFERENCE.md), not rms_eps
-    g.norm_eps = c_.rms_eps;
-    g.pdl = r.pdl;
-    QC_TRY(r.call("gdn", [&] { return gpu::gdn_step(g, r.s); }));
-    QC_TRY(site(r, "gemv gdn out", L.out_proj, sc_.mix, m, h, H, h));
+    // [qkv | z | beta | alpha] = W_in x; y = gated_deltanet(...) (QWEN35.md section 3)
+    QC_TRY(site(r, "gemv gdn in", L.in_proj, sc_.x, m, sc_.proj, L.in_proj.n_out, nullptr));
+    QC_TRY(gated_deltanet(r, L, d_pos, m));
+    QC_TRY(site(r, "gemv gdn out", L.out_proj, sc_.mix, m, h, H, h));  // h += ssm_out y
   } else {
-    QC_TRY(site(r, "gemv attn in", L.in_proj, sc_.x, m, sc_.proj, ldp, nullptr));
-    gpu::AttentionArgs a;
-    a.q_gate = sc_.proj;
-    a.ld_q = ldp;
-    a.k = sc_.proj + L.col_k;
-    a.ld_k = ldp;
-    a.v = sc_.proj + L.col_v;
-    a.ld_v = ldp;
-    a.q_norm = L.q_norm;
-    a.k_norm = L.k_norm;
-    a.eps = c_.rms_eps;
-    a.rope_theta = c_.rope_theta;
-    a.rope_dims = c_.rope_dims;
-    a.n_head = c_.n_head;
-    a.n_kv = L.n_kv;
-    a.head_dim = c_.head_dim;
-    a.k_cache = st_.k_cache[static_cast<size_t>(L.kv_index)];
-    a.v_cache = st_.v_cache[static_cast<size_t>(L.kv_index)];
-    a.max_ctx = n_ctx_;
-    a.d_pos = d_pos;
-    a.m = m;
-    a.ctx_hint = ctx_hint;
-    a.q_scratch = sc_.attn_q;
-    a.partials = sc_.attn_partials;
-    a.out = sc_.mix.f;
-    a.ld_out = sc_.mix.ld_f;
-    if (r.quant) a.out_q = sc_.mix.out(r.hl);
-    a.pdl = r.pdl;
-    QC_TRY(r.call("attention", [&] { return gpu::attention_decode(a, r.s); }));
-    QC_TRY(site(r, "gemv attn out", L.out_proj, sc_.mix, m, h, H, h));
+    // [q+gate | k | v] = W_in x; y = gated_attention(...) (QWEN35.md section 4)
+    QC_TRY(site(r, "gemv attn in", L.in_proj, sc_.x, m, sc_.proj, L.in_proj.n_out, nullptr));
+    QC_TRY(gated_attention(r, L, d_pos, m, ctx_hint));
+    QC_TRY(site(r, "gemv attn out", L.out_proj, sc_.mix, m, h, H, h));  // h += attn_output y
   }
-  // FFN: x = rmsnorm(h, post_norm); h += down(silu(gate x) * up x)
-  QC_TRY(norm(r, h, L.post_norm, m, sc_.x));
+  QC_TRY(norm(r, h, L.post_norm, m, sc_.x));                      // x = rmsnorm(h, post_attention_norm)
+  QC_TRY(swiglu_gate_up(r, L, m));                                // f = silu(gate x) * up x
+  QC_TRY(site(r, "gemv ffn down", L.down, sc_.ffn, m, h, H, h));  // h += down f
+  return Status::success();
+}
+
+// The GDN mixer on the in-projection in sc.proj: conv ring + SiLU, L2 norms, gates, the delta rule on the
+// layer's f32 state, the gated output norm; y -> sc.mix (f32 + quantised). One kernel (gdn_step).
+Status StepProgram::gated_deltanet(Run& r, const DevLayer& L, const int* d_pos, int m) const {
+  const int ldp = L.in_proj.n_out;
+  gpu::GdnArgs g;
+  g.m = m;
+  g.n_k_heads = c_.ssm_n_k_heads;
+  g.n_v_heads = c_.ssm_n_v_heads;
+  g.head_k_dim = c_.ssm_head_k_dim;
+  g.head_v_dim = c_.ssm_head_v_dim;
+  g.conv_kernel = c_.ssm_conv_kernel;
+  g.qkv = sc_.proj;
+  g.ld_qkv = ldp;
+  g.z = sc_.proj + L.col_z;
+  g.ld_z = ldp;
+  g.beta = sc_.proj + L.col_beta;
+  g.ld_beta = ldp;
+  g.alpha = sc_.proj + L.col_alpha;
+  g.ld_alpha = ldp;
+  g.conv_w = L.conv_w;
+  g.dt_bias = L.dt_bias;
+  g.ssm_a = L.ssm_a;
+  g.norm_w = L.ssm_norm;
+  g.conv_ring = st_.ring(L.gdn_index);
+  g.state = st_.state(L.gdn_index);
+  if (r.keep_states && m > 1) {  // speculative forward: states after tokens 0..m-2 (the last is g.state)
+    g.state_per_token = st_.history(L.gdn_index);
+    g.ld_state_per_token = st_.history_slot_floats;
+    g.n_state_per_token = m - 1;
+  }
+  g.d_pos = d_pos;
+  g.out = sc_.mix.f;
+  g.ld_out = sc_.mix.ld_f;
+  if (r.quant) g.out_q = sc_.mix.out(r.hl);
+  g.l2_eps = 1e-6f;  // transformers' l2norm eps (docs/REFERENCE.md), not rms_eps
+  g.norm_eps = c_.rms_eps;
+  g.pdl = r.pdl;
+  return r.call("gdn", [&] { return gpu::gdn_step(g, r.s); });
+}
+
+// The attention mixer on the in-projection in sc.proj: q/k RMSNorm, partial RoPE, K/V stored at the rows'
+// positions, softmax over the cache (split by position, fixed-order merge), sigmoid output gate; y ->
+// sc.mix (f32 + quantised). attention_decode's three kernels (prep, split, merge).
+Status StepProgram::gated_attention(Run& r, const DevLayer& L, const int* d_pos, int m, int ctx_hint) const {
+  const int ldp = L.in_proj.n_out;
+  gpu::AttentionArgs a;
+  a.q_gate = sc_.proj;
+  a.ld_q = ldp;
+  a.k = sc_.proj + L.col_k;
+  a.ld_k = ldp;
+  a.v = sc_.proj + L.col_v;
+  a.ld_v = ldp;
+  a.q_norm = L.q_norm;
+  a.k_norm = L.k_norm;
+  a.eps = c_.rms_eps;
+  a.rope_theta = c_.rope_theta;
+  a.rope_dims = c_.rope_dims;
+  a.n_head = c_.n_head;
+  a.n_kv = L.n_kv;
+  a.head_dim = c_.head_dim;
+  a.k_cache = st_.k_cache[static_cast<size_t>(L.kv_index)];
+  a.v_cache = st_.v_cache[static_cast<size_t>(L.kv_index)];
+  a.max_ctx = n_ctx_;
+  a.d_pos = d_pos;
+  a.m = m;
+  a.ctx_hint = ctx_hint;
+  a.q_scratch = sc_.attn_q;
+  a.partials = sc_.attn_partials;
+  a.out = sc_.mix.f;
+  a.ld_out = sc_.mix.ld_f;
+  if (r.quant) a.out_q = sc_.mix.out(r.hl);
+  a.pdl = r.pdl;
+  return r.call("attention", [&] { return gpu::attention_decode(a, r.s); });
+}
+
+// f = silu(W_gate x) * (W_up x) from x in sc.x into sc.ffn (f32 + quantised): one fused launch
+// (gemv_q8_gateup, when fused_gate_up()), else the stacked [gate | up] GEMV into sc.proj and swiglu.
+Status StepProgram::swiglu_gate_up(Run& r, const DevLayer& L, int m) const {
   const int F = c_.n_ff;
   if (fused_gate_up(L, r.cfg)) {
     const gpu::Q8Weights& w = L.gate_up.parts[0].w;
@@ -269,25 +298,22 @@ Status StepProgram::layer(Run& r, const DevLayer& L, float* h, const int* d_pos,
     g.m = m;
     g.tile = r.tile;
     g.pdl = r.pdl;
-    QC_TRY(r.call("gemv ffn gate+up", [&] { return gpu::gemv_q8_gateup(g, r.s); }));
-  } else {
-    const int ldg = L.gate_up.n_out;
-    QC_TRY(site(r, "gemv ffn gate+up", L.gate_up, sc_.x, m, sc_.proj, ldg, nullptr));
-    gpu::SwigluArgs a;
-    a.gate = sc_.proj;
-    a.ld_gate = ldg;
-    a.up = sc_.proj + F;
-    a.ld_up = ldg;
-    a.n = F;
-    a.m = m;
-    a.out = sc_.ffn.f;
-    a.ld_out = sc_.ffn.ld_f;
-    if (r.quant) a.out_q = sc_.ffn.out(r.hl);
-    a.pdl = r.pdl;
-    QC_TRY(r.call("swiglu", [&] { return gpu::swiglu(a, r.s); }));
+    return r.call("gemv ffn gate+up", [&] { return gpu::gemv_q8_gateup(g, r.s); });
   }
-  QC_TRY(site(r, "gemv ffn down", L.down, sc_.ffn, m, h, H, h));
-  return Status::success();
+  const int ldg = L.gate_up.n_out;
+  QC_TRY(site(r, "gemv ffn gate+up", L.gate_up, sc_.x, m, sc_.proj, ldg, nullptr));
+  gpu::SwigluArgs a;
+  a.gate = sc_.proj;
+  a.ld_gate = ldg;
+  a.up = sc_.proj + F;
+  a.ld_up = ldg;
+  a.n = F;
+  a.m = m;
+  a.out = sc_.ffn.f;
+  a.ld_out = sc_.ffn.ld_f;
+  if (r.quant) a.out_q = sc_.ffn.out(r.hl);
+  a.pdl = r.pdl;
+  return r.call("swiglu", [&] { return gpu::swiglu(a, r.s); });
 }
 
 Status StepProgram::enqueue_main(int m, int ctx_hint, const KernelConfig& cfg, cudaStream_t s,
@@ -371,14 +397,16 @@ namespace {
 
 StepProgram::Run make_run(const KernelConfig& cfg, cudaStream_t s, LaunchProfiler* prof) {
   const ActFormat f = gemv_act_format(cfg.gemv);
-  return StepProgram::Run{cfg,
-                          s,
-                          prof,
-                          cfg.programmatic_launch,
-                          f != ActFormat::kF32,
-                          f == ActFormat::kHL,
-                          gpu::TileTuning{cfg.tile_rows_per_warp, cfg.tile_unroll, cfg.tile_blocks_per_sm},
-                          false};
+  return StepProgram::Run{.cfg = cfg,
+                          .s = s,
+                          .prof = prof,
+                          .pdl = cfg.programmatic_launch,
+                          .quant = f != ActFormat::kF32,
+                          .hl = f == ActFormat::kHL,
+                          .tile = gpu::TileTuning{.rows_per_warp = cfg.tile_rows_per_warp,
+                                                  .unroll = cfg.tile_unroll,
+                                                  .blocks_per_sm = cfg.tile_blocks_per_sm},
+                          .keep_states = false};
 }
 
 }  // namespace

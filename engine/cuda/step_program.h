@@ -79,7 +79,12 @@ class StepProgram {
   struct Run;  // one pass's settings (step_program.cpp)
 
  private:
+  // One decoder layer, step by step as QWEN35.md section 2 writes it (step_program.cpp).
   Status layer(Run& r, const DevLayer& L, float* h, const int* d_pos, int m, int ctx_hint) const;
+  // Its steps that take more than one GEMV: the two mixers and the SwiGLU FFN's gate and up.
+  Status gated_deltanet(Run& r, const DevLayer& L, const int* d_pos, int m) const;
+  Status gated_attention(Run& r, const DevLayer& L, const int* d_pos, int m, int ctx_hint) const;
+  Status swiglu_gate_up(Run& r, const DevLayer& L, int m) const;
   Status norm(Run& r, const float* x, const float* w, int m, const QBuf& out) const;
   Status site(Run& r, const char* label, const Site& s, const QBuf& in, int m, float* y, int ld_y,
               const float* residual) const;

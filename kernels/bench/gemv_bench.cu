@@ -29,7 +29,7 @@
 
 #include "gemv_bench_util.cuh"
 #include "gemv_block_section.cuh"
-#include "gemv_q8.h"
+#include "gemv_q8/gemv_q8.h"
 #include "norm_quant.h"
 
 namespace {

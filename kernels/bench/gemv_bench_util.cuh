@@ -6,7 +6,7 @@
 #include <string>
 
 #include "bench_util.cuh"
-#include "gemv_q8.h"
+#include "gemv_q8/gemv_q8.h"
 
 #define BENCH_CHECK(stmt) QC_BENCH_CHECK(stmt)
 

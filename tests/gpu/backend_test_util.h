@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cuda/cuda_backend.h"
+#include "cuda/cuda_probe.h"
 #include "generate/generator.h"
 #include "gpu_test_util.h"
 #include "model/model.h"

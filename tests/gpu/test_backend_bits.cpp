@@ -212,7 +212,7 @@ TEST(CudaBackend, MemoryEstimateIsTheAllocation) {
   QC_REQUIRE_CUDA_DEVICE();
   auto model = load_model(DType::kQ8_0);
   auto gpu = make_cuda(*model, KernelConfig{}, 1024);
-  const MemoryEstimate& m = gpu->memory();
+  const MemoryEstimate& m = CudaProbe::memory(*gpu);
   EXPECT_EQ(gpu->info().memory_bytes, m.resident());
   EXPECT_GT(m.weights, 0u);
   // KV cache: 2 attention layers + the MTP block, K and V, 2 heads x 1024 positions x 128 dims of f16.
@@ -246,7 +246,7 @@ TEST(CudaBackend, HistoryLeftOutWhenItAloneDoesNotFit) {
   QC_REQUIRE_CUDA_DEVICE();
   auto model = load_model(DType::kQ8_0);
   auto full = make_cuda(*model, KernelConfig{}, 512);
-  const MemoryEstimate& m = full->memory();
+  const MemoryEstimate& m = CudaProbe::memory(*full);
   ASSERT_GT(m.history, 0u);
   EXPECT_GT(full->max_speculative_tokens(), 1);
   EXPECT_TRUE(full->info().note.empty()) << full->info().note;
@@ -261,11 +261,11 @@ TEST(CudaBackend, HistoryLeftOutWhenItAloneDoesNotFit) {
   o.memory_limit = m.total() - m.prefill_weights + kMemoryReserve - m.history / 2;
   auto tight = CudaBackend::create(model->config(), model->weights(), o);
   ASSERT_TRUE(tight.ok()) << tight.error().describe();
-  EXPECT_EQ((*tight)->memory().history, 0u);
+  EXPECT_EQ(CudaProbe::memory(**tight).history, 0u);
   EXPECT_EQ((*tight)->max_speculative_tokens(), 0);
   EXPECT_NE((*tight)->info().note.find("MTP state history"), std::string::npos) << (*tight)->info().note;
   for (int draft = 1; draft <= 3; ++draft) EXPECT_EQ(greedy(**tight, prompt, 16, draft).tokens, plain.tokens);
-  std::printf("[ memory   ] without the history: %s\n", (*tight)->memory().describe().c_str());
+  std::printf("[ memory   ] without the history: %s\n", CudaProbe::memory(**tight).describe().c_str());
 }
 
 // Models the kernels cannot run come back as an error naming the field (the `small` preset has head_dim 64).

@@ -367,8 +367,10 @@ TEST_F(KQuantModel, PromptPathMatchesTheOracle) {
     const std::vector<float> want_next(ref.logits.begin() + static_cast<std::ptrdiff_t>(n * V),
                                        ref.logits.begin() + static_cast<std::ptrdiff_t>((n + 1) * V));
     const double dn = rel_dist(next, want_next, 0, V);
-    std::printf("[ distance ] mixed K-quant model, prompt path (%s): last logits %.3e, next token %.3e (bound %.3e)\n",
-                (*gpu)->prefill_weights(), dl, dn, bound);
+    std::printf(
+        "[ distance ] mixed K-quant model, prompt path (%s): last logits %.3e, next token %.3e (bound "
+        "%.3e)\n",
+        CudaProbe::prefill_weights(**gpu), dl, dn, bound);
     EXPECT_LT(dl, bound);
     EXPECT_LT(dn, bound);
   }

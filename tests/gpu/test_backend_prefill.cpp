@@ -41,8 +41,10 @@ std::unique_ptr<CudaBackend> CudaPrefill::make_prefill_cuda(const Model& model, 
   o.prefill_gemm = GetParam();
   auto b = CudaBackend::create(model.config(), model.weights(), o);
   if (!b.ok()) throw std::runtime_error("CudaBackend::create: " + b.error().describe());
-  if (rows > 0 && std::string((*b)->prefill_gemm()) != (GetParam() == PrefillGemm::kF16 ? "f16" : "int8"))
-    throw std::runtime_error(std::string("asked for one GEMM, got ") + (*b)->prefill_gemm() + ": " + (*b)->info().note);
+  if (rows > 0 &&
+      std::string(CudaProbe::prefill_gemm(**b)) != (GetParam() == PrefillGemm::kF16 ? "f16" : "int8"))
+    throw std::runtime_error(std::string("asked for one GEMM, got ") + CudaProbe::prefill_gemm(**b) + ": " +
+                             (*b)->info().note);
   return std::move(b).value();
 }
 
@@ -257,25 +259,26 @@ TEST(CudaPrefillWeights, ResidentAndPerChunkGiveTheSameBits) {
   ASSERT_TRUE(resident.ok()) << resident.error().describe();
   auto per_chunk = make(PrefillWeights::kPerChunk, 0);
   ASSERT_TRUE(per_chunk.ok()) << per_chunk.error().describe();
-  EXPECT_STREQ((*resident)->prefill_weights(), "resident");
-  EXPECT_STREQ((*per_chunk)->prefill_weights(), "per chunk");
-  EXPECT_GT((*resident)->memory().prefill_weights, 0u);
-  EXPECT_EQ((*per_chunk)->memory().prefill_weights, 0u);
-  EXPECT_EQ((*resident)->memory().total(),
-            (*per_chunk)->memory().total() + (*resident)->memory().prefill_weights);
+  EXPECT_STREQ(CudaProbe::prefill_weights(**resident), "resident");
+  EXPECT_STREQ(CudaProbe::prefill_weights(**per_chunk), "per chunk");
+  EXPECT_GT(CudaProbe::memory(**resident).prefill_weights, 0u);
+  EXPECT_EQ(CudaProbe::memory(**per_chunk).prefill_weights, 0u);
+  EXPECT_EQ(CudaProbe::memory(**resident).total(),
+            CudaProbe::memory(**per_chunk).total() + CudaProbe::memory(**resident).prefill_weights);
   const auto tokens = random_tokens(300, c.n_vocab, 300);
   const LastRow a = prefill_sequence(**resident, tokens, {128});
   const LastRow b = prefill_sequence(**per_chunk, tokens, {128});
   EXPECT_TRUE(same_bits(a.logits, b.logits));
   EXPECT_TRUE(same_bits(a.hidden, b.hidden));
   // Resident asked for where only the per-chunk load fits: refused, saying what does not fit.
-  const uint64_t room = (*per_chunk)->memory().total() + kMemoryReserve + (*resident)->memory().prefill_weights / 2;
+  const uint64_t room = CudaProbe::memory(**per_chunk).total() + kMemoryReserve +
+                        CudaProbe::memory(**resident).prefill_weights / 2;
   auto tight = make(PrefillWeights::kResident, room);
   ASSERT_FALSE(tight.ok());
   EXPECT_NE(tight.error().message.find("resident f16 weights"), std::string::npos) << tight.error().message;
   auto tight_auto = make(PrefillWeights::kAuto, room);
   ASSERT_TRUE(tight_auto.ok()) << tight_auto.error().describe();
-  EXPECT_STREQ((*tight_auto)->prefill_weights(), "per chunk");
+  EXPECT_STREQ(CudaProbe::prefill_weights(**tight_auto), "per chunk");
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ double oracle_bound(GemvVariant v) {
 std::vector<uint8_t> device_state(const CudaBackend& b) {
   ::qc::gpu::test::cuda_or_throw(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   std::vector<uint8_t> all;
-  for (const CudaBackend::Region& r : b.state_regions()) {
+  for (const CudaProbe::Region& r : CudaProbe::state_regions(b)) {
     const size_t bytes = r.count * (r.f16 ? 2 : 4);
     const size_t at = all.size();
     all.resize(at + bytes);

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "cpu_ref.h"
-#include "gemv_q8.h"
+#include "gemv_q8/gemv_q8.h"
 #include "gpu_test_util.h"
 #include "swiglu.h"
 

@@ -15,7 +15,8 @@ namespace qc {
 struct KernelConfig {
   GemvVariant gemv = GemvVariant::kTile;
   int split_k = 4;  // chunks over K for "sk" (2..16)
-  // Tuning of the tile variants; 0 = the launcher's per-shape choice (kernels/gemv_q8.h, TileTuning).
+  // Tuning of the tile variants; 0 = the launcher's per-shape choice (kernels/gemv_q8/variants.h,
+  // TileTuning).
   int tile_rows_per_warp = 0;            // 0, 1 or 2
   int tile_unroll = 0;                   // 0, 4 or 8 segments of 512 weights in flight per row
   int tile_blocks_per_sm = -1;           // -1 = auto, 0 = one row tile per block, 1..8 = persistent grid

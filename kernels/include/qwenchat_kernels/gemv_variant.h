@@ -1,12 +1,13 @@
 // The GEMV variants of the Q8_0 family and the activation formats they read: kernel facts (each name is
-// a kernel schedule in kernels/gemv_q8*.cu), plain C++ with no CUDA types, so the settings
+// a kernel schedule in kernels/gemv_q8/*.cu), plain C++ with no CUDA types, so the settings
 // (qwenchat/kernel_config.h), the GUI, the CLI and the kernels all include this one header, and the
 // kernels include nothing above them.
 //
 // Bit-identity (what may change tokens): every Q8_0 GEMV variant folds the per-lane partial products in the
 // same order (ascending 512-weight segments, one f32 accumulator per lane, then one fixed butterfly over the
-// 32 lanes; kernels/gemv_q8_lane.cuh holds that contract). Variants that only change the schedule (how many
-// segments are in flight, how many rows a warp owns, how blocks walk the rows) therefore give the same bits:
+// 32 lanes; kernels/gemv_q8/gemv_q8_lane.cuh holds that contract). Variants that only change the schedule
+// (how many segments are in flight, how many rows a warp owns, how blocks walk the rows) therefore give the
+// same bits:
 //   class "h"  : h == hu == h2 == tile_h                  (single int8 activation word)
 //   class "hl" : hl == hlu == hlu4 == hl2 == tile          (two-word high/low int8 activation)
 // These are NOT bit-identical to anything else and are judged by their distance from the f64 oracle:
@@ -23,7 +24,7 @@
 
 namespace qc {
 
-// GEMV family for Q8_0 weights (kernels/gemv_q8*.cu). Names are the CLI/GUI spellings.
+// GEMV family for Q8_0 weights (kernels/gemv_q8/*.cu). Names are the CLI/GUI spellings.
 enum class GemvVariant : uint8_t {
   kH,       // "h":      one warp per row, single int8 activation word, one 512-weight segment in flight
   kHL,      // "hl":     same with the two-word (high/low) activation: ~14-bit activations, 2x dp4a

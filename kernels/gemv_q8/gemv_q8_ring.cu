@@ -15,6 +15,7 @@
 
 #include "gemv_q8_internal.h"
 #include "gemv_q8_stage.cuh"
+#include "persistent_launch.cuh"
 
 namespace qc::gpu::detail {
 namespace {
@@ -203,7 +204,15 @@ GpuStatus launch_gemv_ring(const GemvJob& j, const TileTuning& t, int sms, cudaS
   const bool quant = j.mats == 2 && j.out_q.hi;
   const int unit_rows = quant ? kQBlock : 1;
   const int units = (j.n + unit_rows - 1) / unit_rows;
-  const int grid_min = t.grid > 0 ? std::min(t.grid, units) : std::min(units, std::max(1, sms / 2));
+  PersistentGrid g;  // (device code is C++17: no designated initialisers in .cu files)
+  g.units = units;
+  g.unit_rows = unit_rows;
+  g.n = j.n;
+  g.warps = W;
+  g.rows_per_warp = R;
+  g.grid = t.grid;
+  g.grid_per_sm = t.grid_per_sm;
+  const int grid_min = persistent_grid_min(g, sms);
   const int rows_cap = (units + grid_min - 1) / grid_min * unit_rows;
 
   RingParams p{};
@@ -232,21 +241,7 @@ GpuStatus launch_gemv_ring(const GemvJob& j, const TileTuning& t, int sms, cudaS
   p.stage = act <= kActStageLimit ? 1 : 0;
   p.out_off = p.stage ? act : 0;
   const int smem = p.out_off + (quant ? j.m * rows_cap * 4 : 0);
-  if (smem > 48 * 1024)
-    QC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-
-  const int threads = 32 * W;
-  int per_sm = 0;
-  QC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-  const int resident = std::max(1, per_sm) * std::max(1, sms);
-  int grid = t.grid > 0 ? grid_min
-                        : balanced_grid(units, unit_rows, j.n, W, R,
-                                        std::min(resident, std::max(1, t.grid_per_sm) * sms), resident);
-  grid = std::max(grid, grid_min);
-  const cudaError_t e = launch_kernel(kernel, dim3(grid), dim3(threads), smem, stream, j.pdl, p);
-  if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gemv_ring_kernel", __FILE__, __LINE__);
-  QC_LAUNCH_CHECK("gemv_ring_kernel", stream);
-  return GpuStatus::success();
+  return launch_persistent(kernel, "gemv_ring_kernel", g, 32 * W, smem, sms, stream, j.pdl, p);
 }
 
 }  // namespace qc::gpu::detail

@@ -7,12 +7,6 @@
 namespace qc::gpu::detail {
 
 // gemv_q8_rows.cu: one warp per row (or two), 1/2/4 segments in flight, optional split over K.
-struct RowsShape {
-  bool hl = false;
-  int rows_per_warp = 1;  // 1 or 2
-  int unroll = 1;         // 1, 2 or 4 (4 only with hl, rows_per_warp 1)
-  int split_k = 1;        // > 1: partial sums to args.split_scratch, then the fixed-order combine
-};
 GpuStatus launch_gemv_rows(const GemvQ8Args& a, const RowsShape& shape, cudaStream_t stream);
 
 // gemv_q8_tile.cu: the tile variants' entry (resolves the tuning, then runs engine 1 itself or hands the job
@@ -36,12 +30,6 @@ struct GemvJob {
   QActOut out_q{};  // mats 2: quantised silu(g)*u (hi null: none; then N need not be a multiple of 32)
   bool pdl = false;
 };
-
-// Blocks of a persistent grid over `units` work units of `unit_rows` rows (N rows in all) for about `target`
-// blocks, at most `max_blocks`: the count in [3/4, 5/4] x target whose busiest warp (a block's rows split
-// over `warps` warps, each walking them in groups of `rows_per_warp`) carries the least above the mean; ties
-// go to the count nearest `target`.
-int balanced_grid(int units, int unit_rows, int n, int warps, int rows_per_warp, int target, int max_blocks);
 
 // gemv_q8_stream.cu: engine 2 (bulk copies into shared-memory stages, producer/consumer warps; sm_90).
 GpuStatus launch_gemv_stream(const GemvJob& j, const TileTuning& t, int sms, cudaStream_t stream);

@@ -1,5 +1,5 @@
-// The tile variants' entry ("tile" / "tile_h" and the fused gate+up): the schedule is resolved here
-// (tile_tuning_for(), gateup_tuning_for()), then engine 1 below runs it or the job goes to engine 2
+// The tile variants' entry ("tile" / "tile_h" and the fused gate+up): the schedule comes from the table
+// (variants.h: resolve_tile_tuning), then engine 1 below runs it or the job goes to engine 2
 // (gemv_q8_stream.cu) or 3 (gemv_q8_ring.cu). Engine 1, the first tile design:
 //
 // Why: the seed's warp-per-row kernels keep one or two 512-byte segments in flight per warp and re-read
@@ -34,6 +34,7 @@ constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr int kStageLimit = 64 * 1024;  // stage activations in shared memory up to this many bytes
 constexpr int kGateUpTile = 32;         // rows per tile for gate+up: whole quantisation blocks
+static_assert(kSegBytes == kGemvSegmentWeights, "the table (variants.cpp) counts segments as the kernels do");
 
 struct TileParams {
   const int8_t* wq0;
@@ -250,72 +251,12 @@ int device_cc_major() {
   return major;
 }
 
-// Each engine's own defaults (used when the caller picks an engine other than the per-shape choice).
-TileTuning engine_defaults(int engine, int m, int k, bool gateup) {
-  const int nseg = (k + kSegBytes - 1) / kSegBytes;
-  TileTuning t;
-  t.engine = engine;
-  if (engine == 1) {  // the winners of the 2026-12-02 sweeps (docs/measurements/2026-12-02-h200-gemv-*)
-    if (gateup) {
-      t.rows_per_warp = 1;
-      t.unroll = 4;
-      t.blocks_per_sm = 3;
-    } else if (m == 1) {
-      t.rows_per_warp = 1;
-      t.unroll = nseg >= 12 ? 8 : 4;
-      t.blocks_per_sm = nseg >= 30 ? 0 : (nseg >= 12 ? 3 : 4);
-    } else {
-      t.rows_per_warp = 2;
-      t.unroll = 4;
-      t.blocks_per_sm = 2;
-    }
-  } else if (engine == 2) {  // its best of run 2: whole rows per stage, 2 stages (the ring fits 2 on the SM)
-    t.warps = 8;
-    t.rows_per_warp = (m == 1 || gateup) ? 1 : 2;
-    t.chunk = 64;
-    t.stages = 2;
-    t.grid_per_sm = m == 1 ? 2 : 1;
-    t.trigger = m == 1 ? 1 : 2;
-  } else {  // engine 3, its best of run 2
-    t.warps = gateup ? 16 : (m == 1 ? 8 : 4);
-    t.rows_per_warp = gateup ? 1 : 2;
-    t.unroll = gateup ? 8 : 4;
-    t.grid_per_sm = gateup ? 1 : 4;
-    t.trigger = 2;
-  }
-  return t;
-}
-
-// Fills auto fields and checks the combination against the compiled set.
+// The table's decision for this call (variants.cpp: resolve_tile_tuning) as a GpuStatus.
 GpuStatus resolve(TileTuning& t, int m, int k, int n, int sms, bool gateup) {
-  const TileTuning d = gateup ? gateup_tuning_for(m, k, n, sms) : tile_tuning_for(m, k, n, sms);
-  if (t.engine == 0) t.engine = (t.unroll != 0 || t.blocks_per_sm >= 0) ? 1 : d.engine;
-  QC_GPU_REQUIRE(t.engine >= 1 && t.engine <= 3,
-                 "gemv tile: engine must be 0 (auto), 1, 2 or 3, got " + std::to_string(t.engine));
-  if (t.engine == 2 &&
-      device_cc_major() < 9) {  // bulk copies are sm_90: the ring does the same job elsewhere
-    t.engine = 3;
-    if (t.rows_per_warp == 4) t.rows_per_warp = 2;
-    t.unroll = 0;
-  }
-  const TileTuning e = t.engine == d.engine ? d : engine_defaults(t.engine, m, k, gateup);
-  if (t.rows_per_warp == 0) t.rows_per_warp = e.rows_per_warp;
-  if (t.unroll == 0) t.unroll = (t.engine != 2 && t.rows_per_warp == 2) ? 4 : e.unroll;
-  if (t.blocks_per_sm < 0) t.blocks_per_sm = e.blocks_per_sm;
-  if (t.warps == 0) t.warps = e.warps;
-  if (t.chunk == 0) t.chunk = e.chunk;
-  if (t.stages == 0) t.stages = e.stages;
-  if (t.grid_per_sm == 0) t.grid_per_sm = e.grid_per_sm;
-  if (t.trigger == 0) t.trigger = e.trigger;
-  if (t.engine != 1) return GpuStatus::success();  // engines 2 and 3 check their own fields
-  const bool ok = (t.rows_per_warp == 1 && (t.unroll == 4 || t.unroll == 8)) ||
-                  (!gateup && t.rows_per_warp == 2 && t.unroll == 4);
-  QC_GPU_REQUIRE(ok, std::string("gemv tile: unsupported schedule rows_per_warp=") +
-                         std::to_string(t.rows_per_warp) + " unroll=" + std::to_string(t.unroll) +
-                         (gateup ? " (gate+up needs rows_per_warp 1)" : "") +
-                         "; compiled: (1,4), (1,8), (2,4)");
-  QC_GPU_REQUIRE(t.blocks_per_sm >= 0 && t.blocks_per_sm <= 8,
-                 "gemv tile: blocks_per_sm must be in [0, 8], got " + std::to_string(t.blocks_per_sm));
+  // device_cc_major() decides only engine 2's fallback to engine 3 below sm_90; like device_sm_count(), it
+  // is two attribute queries, legal during stream capture.
+  const std::string bad = resolve_tile_tuning(t, m, k, n, sms, gateup, device_cc_major());
+  if (!bad.empty()) return GpuStatus::invalid(bad);
   return GpuStatus::success();
 }
 
@@ -352,12 +293,24 @@ GpuStatus launch_gemv_tile(const GemvQ8Args& a, bool hl, const TileTuning& tunin
   const int n_tiles = (n + tile_rows - 1) / tile_rows;
   const int sbytes = stage_bytes(hl, a.m, k);
   const bool stage = sbytes <= kStageLimit;
-  TileParams p{a.w.q,   a.w.d,     nullptr,        nullptr,
-               n,       k,         a.w.row_stride, a.x.hi,
-               a.x.lo,  a.x.scale, a.x.ld,         a.x.ld_scale,
-               a.y,     a.ld_y,    a.residual,     a.ld_residual,
-               nullptr, nullptr,   nullptr,        0,
-               0,       tile_rows, n_tiles,        stage ? 1 : 0};
+  TileParams p{};  // no gate+up fields: wq1, wd1, oh, ol, os null, ld_o, ld_os 0
+  p.wq0 = a.w.q;
+  p.wd0 = a.w.d;
+  p.n = n;
+  p.k = k;
+  p.w_stride = a.w.row_stride;
+  p.xh = a.x.hi;
+  p.xl = a.x.lo;
+  p.xs = a.x.scale;
+  p.ld = a.x.ld;
+  p.ld_s = a.x.ld_scale;
+  p.y = a.y;
+  p.ld_y = a.ld_y;
+  p.res = a.residual;
+  p.ld_res = a.ld_residual;
+  p.tile_rows = tile_rows;
+  p.n_tiles = n_tiles;
+  p.stage = stage ? 1 : 0;
   const cudaError_t e = launch_shape<1>(p, hl, a.m, t, tile_grid(n_tiles, t.blocks_per_sm, sms),
                                         stage ? static_cast<size_t>(sbytes) : 0, stream, a.pdl);
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gemv_tile_kernel", __FILE__, __LINE__);
@@ -393,10 +346,29 @@ GpuStatus launch_gemv_gateup(const GemvQ8GateUpArgs& a, const TileTuning& tuning
   const int n_tiles = (n + kGateUpTile - 1) / kGateUpTile;
   const int sbytes = stage_bytes(hl, a.m, k);
   const bool stage = sbytes <= kStageLimit;
-  TileParams p{a.gate.q,          a.gate.d,   a.up.q,           a.up.d,      n,          k,
-               a.gate.row_stride, a.x.hi,     a.x.lo,           a.x.scale,   a.x.ld,     a.x.ld_scale,
-               a.out_f32,         a.ld_out,   nullptr,          0,           a.out_q.hi, a.out_q.lo,
-               a.out_q.scale,     a.out_q.ld, a.out_q.ld_scale, kGateUpTile, n_tiles,    stage ? 1 : 0};
+  TileParams p{};  // no residual: res null, ld_res 0
+  p.wq0 = a.gate.q;
+  p.wd0 = a.gate.d;
+  p.wq1 = a.up.q;
+  p.wd1 = a.up.d;
+  p.n = n;
+  p.k = k;
+  p.w_stride = a.gate.row_stride;
+  p.xh = a.x.hi;
+  p.xl = a.x.lo;
+  p.xs = a.x.scale;
+  p.ld = a.x.ld;
+  p.ld_s = a.x.ld_scale;
+  p.y = a.out_f32;
+  p.ld_y = a.ld_out;
+  p.oh = a.out_q.hi;
+  p.ol = a.out_q.lo;
+  p.os = a.out_q.scale;
+  p.ld_o = a.out_q.ld;
+  p.ld_os = a.out_q.ld_scale;
+  p.tile_rows = kGateUpTile;
+  p.n_tiles = n_tiles;
+  p.stage = stage ? 1 : 0;
   const cudaError_t e = launch_shape<2>(p, hl, a.m, t, tile_grid(n_tiles, t.blocks_per_sm, sms),
                                         stage ? static_cast<size_t>(sbytes) : 0, stream, a.pdl);
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gemv_tile_kernel (gate+up)", __FILE__, __LINE__);
@@ -404,58 +376,4 @@ GpuStatus launch_gemv_gateup(const GemvQ8GateUpArgs& a, const TileTuning& tuning
   return GpuStatus::success();
 }
 
-int balanced_grid(int units, int unit_rows, int n, int warps, int rows_per_warp, int target, int max_blocks) {
-  target = std::max(1, std::min(target, max_blocks));
-  if (units <= target) return std::max(1, units);
-  int best = target;
-  double best_cost = 1e30;
-  for (int g = std::max(1, target * 3 / 4); g <= std::min(units, std::min(max_blocks, target * 5 / 4)); ++g) {
-    const int block_rows = std::min(n, (units + g - 1) / g * unit_rows);  // the busiest block
-    const int warp_rows = (block_rows + warps - 1) / warps;
-    const int warp_load = (warp_rows + rows_per_warp - 1) / rows_per_warp * rows_per_warp;
-    const double cost = static_cast<double>(warp_load) * warps * g / n;  // >= 1; 1 = perfectly even
-    if (cost < best_cost - 1e-9 ||
-        (cost < best_cost + 1e-9 && std::abs(g - target) < std::abs(best - target))) {
-      best = g;
-      best_cost = cost;
-    }
-  }
-  return best;
-}
-
 }  // namespace qc::gpu::detail
-
-namespace qc::gpu {
-
-// The measured winners (H200, 2026-12-02 run 2: docs/measurements/2026-12-02-h200-gemv-engines-run2.*, graph
-// + PDL, hl activations; the h format ranks the same way). Three shape classes of the 27B model:
-//   FFN down (K = 17408):             M = 1 e1 R1 U8 b0 (78%); M >= 2 e3 W4 R2 U4 g4 (M = 2 costs 1.04x M =
-//   1,
-//                                     against 1.57x with engine 1)
-//   out-proj (K = 6144, N = 5120):    M = 1 e1 R1 U8 b3 (71%); M = 2, 3 e3 W4 R2 U4 g4; M = 4 e1 R2 U4 b2
-//   K = 5120, N >= 12288 (gate/up, qkv+z, q+gate, lm_head): M = 1 e1 R1 U4 b4 (84-96%); M >= 2 e1 R2 U4 b2
-// Shapes outside these classes take the nearest class by segments per row (and N for the middle one).
-TileTuning tile_tuning_for(int m, int k, int n, int sm_count) {
-  (void)sm_count;
-  const int nseg = (k + kSegBytes - 1) / kSegBytes;
-  TileTuning e3 = detail::engine_defaults(3, 2, k, false);
-  e3.warps = 4;
-  e3.grid_per_sm = 4;
-  if (nseg >= 30) return m == 1 ? detail::engine_defaults(1, 1, k, false) : e3;
-  if (nseg >= 12 && n <= 8192) {
-    if (m == 1 || m == 4) return detail::engine_defaults(1, m, k, false);
-    return e3;
-  }
-  return detail::engine_defaults(1, m, k, false);
-}
-
-// Fused gate+up: M = 1 engine 2 with whole rows (82% of the ceiling per pair, as fast as two plain launches
-// while it also does the SwiGLU and the quantisation that would be a third kernel); engine 1's fused form
-// walks 544 32-row tiles unevenly (71%). M >= 2 was only measured inside the token graph: engine 1.
-TileTuning gateup_tuning_for(int m, int k, int n, int sm_count) {
-  (void)n;
-  (void)sm_count;
-  return detail::engine_defaults(m == 1 ? 2 : 1, m, k, true);
-}
-
-}  // namespace qc::gpu

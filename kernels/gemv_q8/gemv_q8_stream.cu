@@ -27,6 +27,7 @@
 #include "gemv_q8_async.cuh"
 #include "gemv_q8_internal.h"
 #include "gemv_q8_stage.cuh"
+#include "persistent_launch.cuh"
 
 namespace qc::gpu::detail {
 namespace {
@@ -330,8 +331,17 @@ GpuStatus launch_gemv_stream(const GemvJob& j, const TileTuning& t, int sms, cud
   const int units = (j.n + unit_rows - 1) / unit_rows;
   const StreamKernel kernel = j.hl ? pick_r<true>(j.mats, R, j.m) : pick_r<false>(j.mats, R, j.m);
   QC_GPU_REQUIRE(kernel != nullptr, "gemv stream: no kernel for rows_per_warp=" + std::to_string(R));
+  // Every consumer warp takes part in every row group, so balanced_grid sees a block as one warp of 1 row.
+  PersistentGrid g;  // (device code is C++17: no designated initialisers in .cu files)
+  g.units = units;
+  g.unit_rows = unit_rows;
+  g.n = j.n;
+  g.warps = 1;
+  g.rows_per_warp = 1;
+  g.grid = t.grid;
+  g.grid_per_sm = t.grid_per_sm;
   // The fewest blocks the grid may get (sizes the gate+up output tile before the grid is chosen).
-  const int grid_min = t.grid > 0 ? std::min(t.grid, units) : std::min(units, std::max(1, sms / 2));
+  const int grid_min = persistent_grid_min(g, sms);
   const int rows_cap = (units + grid_min - 1) / grid_min * unit_rows;
 
   StreamParams p{};
@@ -386,23 +396,8 @@ GpuStatus launch_gemv_stream(const GemvJob& j, const TileTuning& t, int sms, cud
   QC_GPU_REQUIRE(smem <= limit, "gemv stream: " + std::to_string(smem) + " bytes of shared memory needed (" +
                                     std::to_string(S) + " stages of " + std::to_string(p.stage_bytes) +
                                     "), the device allows " + std::to_string(limit));
-  if (smem > 48 * 1024)
-    QC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-
-  // The persistent grid must be resident at once (a block that started a wave later would finish a wave
-  // later): at most what the occupancy calculator allows.
-  const int threads = 32 * (C + 1);
-  int per_sm = 0;
-  QC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-  const int resident = std::max(1, per_sm) * std::max(1, sms);
-  int grid = t.grid > 0 ? grid_min
-                        : balanced_grid(units, unit_rows, j.n, 1, 1,
-                                        std::min(resident, std::max(1, t.grid_per_sm) * sms), resident);
-  grid = std::max(grid, grid_min);
-  const cudaError_t e = launch_kernel(kernel, dim3(grid), dim3(threads), smem, stream, j.pdl, p);
-  if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gemv_stream_kernel", __FILE__, __LINE__);
-  QC_LAUNCH_CHECK("gemv_stream_kernel", stream);
-  return GpuStatus::success();
+  // C consumer warps + the producer.
+  return launch_persistent(kernel, "gemv_stream_kernel", g, 32 * (C + 1), smem, sms, stream, j.pdl, p);
 }
 
 }  // namespace qc::gpu::detail

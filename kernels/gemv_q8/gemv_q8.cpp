@@ -1,4 +1,5 @@
-// The one dispatch point of the Q8_0 GEMV family: argument checks, then a switch over the variant.
+// The entry points of the Q8_0 GEMV family: argument checks, then the variant's kernel from the table
+// (variants.h): the one dispatch point.
 #include <string>
 
 #include "gemv_q8_internal.h"
@@ -59,33 +60,25 @@ GpuStatus gemv_q8(const GemvQ8Args& a, cudaStream_t stream) {
     QC_GPU_TRY(check_qact("gemv_q8", a.x, fmt == ActFormat::kHL, k));
   }
 
-  using detail::RowsShape;
-  switch (a.variant) {
-    case GemvVariant::kH:
-      return detail::launch_gemv_rows(a, RowsShape{false, 1, 1, 1}, stream);
-    case GemvVariant::kHL:
-      return detail::launch_gemv_rows(a, RowsShape{true, 1, 1, 1}, stream);
-    case GemvVariant::kHU:
-      return detail::launch_gemv_rows(a, RowsShape{false, 1, 2, 1}, stream);
-    case GemvVariant::kHLU:
-      return detail::launch_gemv_rows(a, RowsShape{true, 1, 2, 1}, stream);
-    case GemvVariant::kHLU4:
-      return detail::launch_gemv_rows(a, RowsShape{true, 1, 4, 1}, stream);
-    case GemvVariant::kH2:
-      return detail::launch_gemv_rows(a, RowsShape{false, 2, 1, 1}, stream);
-    case GemvVariant::kHL2:
-      return detail::launch_gemv_rows(a, RowsShape{true, 2, 1, 1}, stream);
-    case GemvVariant::kSplitK:
-      QC_GPU_REQUIRE(a.split_k >= 2 && a.split_k <= 64,
-                     "gemv_q8 sk: split_k must be in [2, 64], got " + std::to_string(a.split_k));
-      QC_GPU_REQUIRE(a.split_scratch, "gemv_q8 sk: split_scratch is null (needs split_k*M*N floats)");
-      return detail::launch_gemv_rows(a, RowsShape{true, 1, 1, a.split_k}, stream);
-    case GemvVariant::kDeq:
+  // The variant's kernel: the table in variants.cpp.
+  const GemvVariantEntry* e = gemv_variant_entry(a.variant);
+  if (!e)
+    return GpuStatus::invalid("gemv_q8: unknown variant " + std::to_string(static_cast<int>(a.variant)));
+  switch (e->kernel) {
+    case GemvKernel::kRows: {
+      RowsShape shape = e->rows;
+      if (e->split_over_k) {
+        QC_GPU_REQUIRE(a.split_k >= 2 && a.split_k <= 64,
+                       "gemv_q8 sk: split_k must be in [2, 64], got " + std::to_string(a.split_k));
+        QC_GPU_REQUIRE(a.split_scratch, "gemv_q8 sk: split_scratch is null (needs split_k*M*N floats)");
+        shape.split_k = a.split_k;
+      }
+      return detail::launch_gemv_rows(a, shape, stream);
+    }
+    case GemvKernel::kDeq:
       return detail::launch_gemv_deq(a, stream);
-    case GemvVariant::kTile:
-      return detail::launch_gemv_tile(a, true, a.tile, stream);
-    case GemvVariant::kTileH:
-      return detail::launch_gemv_tile(a, false, a.tile, stream);
+    case GemvKernel::kTile:
+      return detail::launch_gemv_tile(a, e->hl, a.tile, stream);
   }
   return GpuStatus::invalid("gemv_q8: unknown variant " + std::to_string(static_cast<int>(a.variant)));
 }
