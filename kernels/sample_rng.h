@@ -1,5 +1,6 @@
-// The counter-based uniform draw shared by the device sampler (sample.cu) and the CPU sampler, so both
-// backends draw the same numbers for the same (seed, counter). Host and device.
+// The counter-based uniform draw of the device sampler (sample.cu), host and device (its host tests
+// reproduce the draws). The generator's sampler on the host draws with Philox-4x32-10 instead
+// (engine/generate/sampler.h); the device sampler is not on the decode path (docs/CUDA_BACKEND.md).
 //
 //   z = seed + (counter + 1) * 0x9E3779B97F4A7C15            (mod 2^64)
 //   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
