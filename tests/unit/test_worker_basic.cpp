@@ -179,7 +179,8 @@ TEST_F(WorkerBasic, ProbesSettingFillsLayerNorms) {
       collect_until(w, [](const WorkerEvent& e) { return std::holds_alternative<WorkerNotice>(e); });
   ASSERT_NE(find_event<ModelLoaded>(reloaded), nullptr);
   w.post(greedy_request(3, "hi", 2));
-  const auto* s_load = find_event<StatsSnapshot>(collect_generation(w, 3));
+  const auto gen_load = collect_generation(w, 3);  // kept: find_event points into it
+  const auto* s_load = find_event<StatsSnapshot>(gen_load);
   ASSERT_NE(s_load, nullptr);
   EXPECT_EQ(s_load->layer_norms.size(), 8u);
 }
