@@ -1,4 +1,5 @@
 #include "cuda/prefill_program.h"
+#include "cuda/layer_args.h"
 #include "cuda/prefill_weights.h"
 
 #include <algorithm>
@@ -54,33 +55,6 @@ Status gpu_status(const char* label, const gpu::GpuStatus& st) {
   return make_error(std::string("prefill ") + label + ": " + st.describe());
 }
 
-gpu::GdnArgs gdn_args(const ModelConfig& c, const StateBuffers& st, const DevLayer& L, const float* proj,
-                      int ldp) {
-  gpu::GdnArgs g;
-  g.n_k_heads = c.ssm_n_k_heads;
-  g.n_v_heads = c.ssm_n_v_heads;
-  g.head_k_dim = c.ssm_head_k_dim;
-  g.head_v_dim = c.ssm_head_v_dim;
-  g.conv_kernel = c.ssm_conv_kernel;
-  g.qkv = proj;
-  g.ld_qkv = ldp;
-  g.z = proj + L.col_z;
-  g.ld_z = ldp;
-  g.beta = proj + L.col_beta;
-  g.ld_beta = ldp;
-  g.alpha = proj + L.col_alpha;
-  g.ld_alpha = ldp;
-  g.conv_w = L.conv_w;
-  g.dt_bias = L.dt_bias;
-  g.ssm_a = L.ssm_a;
-  g.norm_w = L.ssm_norm;
-  g.conv_ring = st.ring(L.gdn_index);
-  g.state = st.state(L.gdn_index);
-  g.l2_eps = 1e-6f;  // transformers' l2norm eps (docs/REFERENCE.md), as in the decode step
-  g.norm_eps = c.rms_eps;
-  return g;
-}
-
 // rmsnorm of n rows of H floats with weight w; the caller picks the outputs.
 gpu::RmsNormArgs rmsnorm_rows(const ModelConfig& c, const float* x, int ld_x, const float* w, int n) {
   gpu::RmsNormArgs a;
@@ -133,13 +107,8 @@ Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool
   b.hidden = cv.take<float>(static_cast<size_t>(rows + 1) * H);
   const bool any_gdn = std::any_of(m.layers.begin(), m.layers.end(), [](const DevLayer& L) { return L.recurrent; });
   if (any_gdn) {
-    gpu::GdnArgs g;
+    gpu::GdnArgs g = gdn_shape_args(c);
     g.m = rows;
-    g.n_k_heads = c.ssm_n_k_heads;
-    g.n_v_heads = c.ssm_n_v_heads;
-    g.head_k_dim = c.ssm_head_k_dim;
-    g.head_v_dim = c.ssm_head_v_dim;
-    g.conv_kernel = c.ssm_conv_kernel;
     b.gdn = cv.take<float>(std::max<size_t>(gpu::gdn_prefill_scratch_floats(g), 1));
   }
   if (f16) {
@@ -301,7 +270,7 @@ Status PrefillProgram::project_site(const char* label, const Site& site, const Q
 
 Status PrefillProgram::gdn(const DevLayer& L, const int* d_pos, int n, cudaStream_t s) const {
   const PhaseScope phase(profile_, "gdn", s);
-  gpu::GdnArgs g = gdn_args(c_, st_, L, pb_.proj, L.in_proj.n_out);
+  gpu::GdnArgs g = gdn_layer_args(c_, st_, L, pb_.proj);
   g.m = n;
   g.d_pos = d_pos;
   g.out = pb_.mix.f;
@@ -313,25 +282,7 @@ Status PrefillProgram::gdn(const DevLayer& L, const int* d_pos, int n, cudaStrea
 Status PrefillProgram::attention(const DevLayer& L, const int* d_pos, int n, float* out, int ld_out, const QBuf* out_q,
                                  cudaStream_t s) const {
   const PhaseScope phase(profile_, "attention", s);
-  const int ldp = L.in_proj.n_out;
-  gpu::AttentionArgs a;
-  a.q_gate = pb_.proj;
-  a.ld_q = ldp;
-  a.k = pb_.proj + L.col_k;
-  a.ld_k = ldp;
-  a.v = pb_.proj + L.col_v;
-  a.ld_v = ldp;
-  a.q_norm = L.q_norm;
-  a.k_norm = L.k_norm;
-  a.eps = c_.rms_eps;
-  a.rope_theta = c_.rope_theta;
-  a.rope_dims = c_.rope_dims;
-  a.n_head = c_.n_head;
-  a.n_kv = L.n_kv;
-  a.head_dim = c_.head_dim;
-  a.k_cache = st_.k_cache[static_cast<size_t>(L.kv_index)];
-  a.v_cache = st_.v_cache[static_cast<size_t>(L.kv_index)];
-  a.max_ctx = n_ctx_;
+  gpu::AttentionArgs a = attention_layer_args(c_, st_, L, pb_.proj, n_ctx_);
   a.d_pos = d_pos;
   a.m = n;
   a.q_scratch = pb_.attn_q;

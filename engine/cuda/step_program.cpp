@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "attention.h"
+#include "cuda/layer_args.h"
 #include "embed.h"
 #include "gdn.h"
 #include "gemv_block.h"
@@ -207,28 +208,8 @@ Status StepProgram::layer(Run& r, const DevLayer& L, float* h, const int* d_pos,
 // The GDN mixer on the in-projection in sc.proj: conv ring + SiLU, L2 norms, gates, the delta rule on the
 // layer's f32 state, the gated output norm; y -> sc.mix (f32 + quantised). One kernel (gdn_step).
 Status StepProgram::gated_deltanet(Run& r, const DevLayer& L, const int* d_pos, int m) const {
-  const int ldp = L.in_proj.n_out;
-  gpu::GdnArgs g;
+  gpu::GdnArgs g = gdn_layer_args(c_, st_, L, sc_.proj);
   g.m = m;
-  g.n_k_heads = c_.ssm_n_k_heads;
-  g.n_v_heads = c_.ssm_n_v_heads;
-  g.head_k_dim = c_.ssm_head_k_dim;
-  g.head_v_dim = c_.ssm_head_v_dim;
-  g.conv_kernel = c_.ssm_conv_kernel;
-  g.qkv = sc_.proj;
-  g.ld_qkv = ldp;
-  g.z = sc_.proj + L.col_z;
-  g.ld_z = ldp;
-  g.beta = sc_.proj + L.col_beta;
-  g.ld_beta = ldp;
-  g.alpha = sc_.proj + L.col_alpha;
-  g.ld_alpha = ldp;
-  g.conv_w = L.conv_w;
-  g.dt_bias = L.dt_bias;
-  g.ssm_a = L.ssm_a;
-  g.norm_w = L.ssm_norm;
-  g.conv_ring = st_.ring(L.gdn_index);
-  g.state = st_.state(L.gdn_index);
   if (r.keep_states && m > 1) {  // speculative forward: states after tokens 0..m-2 (the last is g.state)
     g.state_per_token = st_.history(L.gdn_index);
     g.ld_state_per_token = st_.history_slot_floats;
@@ -238,8 +219,6 @@ Status StepProgram::gated_deltanet(Run& r, const DevLayer& L, const int* d_pos, 
   g.out = sc_.mix.f;
   g.ld_out = sc_.mix.ld_f;
   if (r.quant) g.out_q = sc_.mix.out(r.hl);
-  g.l2_eps = 1e-6f;  // transformers' l2norm eps (docs/REFERENCE.md), not rms_eps
-  g.norm_eps = c_.rms_eps;
   g.pdl = r.pdl;
   return r.call("gdn", [&] { return gpu::gdn_step(g, r.s); });
 }
@@ -248,25 +227,7 @@ Status StepProgram::gated_deltanet(Run& r, const DevLayer& L, const int* d_pos, 
 // positions, softmax over the cache (split by position, fixed-order merge), sigmoid output gate; y ->
 // sc.mix (f32 + quantised). attention_decode's three kernels (prep, split, merge).
 Status StepProgram::gated_attention(Run& r, const DevLayer& L, const int* d_pos, int m, int ctx_hint) const {
-  const int ldp = L.in_proj.n_out;
-  gpu::AttentionArgs a;
-  a.q_gate = sc_.proj;
-  a.ld_q = ldp;
-  a.k = sc_.proj + L.col_k;
-  a.ld_k = ldp;
-  a.v = sc_.proj + L.col_v;
-  a.ld_v = ldp;
-  a.q_norm = L.q_norm;
-  a.k_norm = L.k_norm;
-  a.eps = c_.rms_eps;
-  a.rope_theta = c_.rope_theta;
-  a.rope_dims = c_.rope_dims;
-  a.n_head = c_.n_head;
-  a.n_kv = L.n_kv;
-  a.head_dim = c_.head_dim;
-  a.k_cache = st_.k_cache[static_cast<size_t>(L.kv_index)];
-  a.v_cache = st_.v_cache[static_cast<size_t>(L.kv_index)];
-  a.max_ctx = n_ctx_;
+  gpu::AttentionArgs a = attention_layer_args(c_, st_, L, sc_.proj, n_ctx_);
   a.d_pos = d_pos;
   a.m = m;
   a.ctx_hint = ctx_hint;

@@ -41,12 +41,8 @@ CLI_BIN=""
 MKMODEL_BIN=""
 UNIT_BIN=""
 
-if [[ -n "${QWENCHAT_DEVICE_PREFIX:-}" ]]; then
-  P=$QWENCHAT_DEVICE_PREFIX
-  export CMAKE_PREFIX_PATH="$P${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
-  export PKG_CONFIG_PATH="$P/lib/pkgconfig:$P/lib/x86_64-linux-gnu/pkgconfig:$P/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-  export LD_LIBRARY_PATH="$P/lib:$P/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
+# shellcheck source-path=SCRIPTDIR source=prefix_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/prefix_env.sh"
 export PATH="/usr/local/cuda/bin:$PATH"
 
 log() { echo "[gpu_run $(date +%H:%M:%S)] $*"; }
