@@ -12,7 +12,6 @@ FINAL=${OUT:-$ROOT/device_out}
 SCRATCH=/tmp/kqcall
 rm -rf "$SCRATCH"; mkdir -p "$SCRATCH" "$FINAL"
 export OUT=$SCRATCH QWENCHAT_DEVICE_PREFIX=${QWENCHAT_DEVICE_PREFIX:-$ROOT/.device/root/usr}
-# shellcheck source=/dev/null
 QWENCHAT_GPU_STEPS="info build" tools/device/gpu_run.sh > "$SCRATCH/gpu_run.log" 2>&1
 BUILD=${QWENCHAT_DEVICE_BUILD:-$ROOT/build-device}
 TESTS_BIN=$(find "$BUILD" -name qwenchat_gpu_tests -type f -perm -u+x | head -1)
