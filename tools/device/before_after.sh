@@ -11,7 +11,9 @@
 #          variant on one generated model, for both trees
 #   bench  whole-token decode and the prompt path of the 27B preset, alternating before, after, before, after
 # Environment: OUT (logs), QWENCHAT_DEVICE_PREFIX (the Debian libraries, as for gpu_run.sh), BA_BEFORE (the
-# archive; default the only .xfer/before-*.tar.gz), BA_DECODE_ARGS / BA_PREFILL_ARGS (qwenchat-bench).
+# archive; default the only .xfer/before-*.tar.gz), BA_DECODE_ARGS / BA_PREFILL_ARGS (qwenchat-bench),
+# BA_ONLY=after (this tree alone, all jobs: when the before figures are already measured on this card
+# kind; the texts are then compared across the variants, which must agree with each other).
 set -u -o pipefail
 ROOT=$(pwd)
 OUT=${OUT:-$ROOT/device_out}
@@ -19,7 +21,8 @@ mkdir -p "$OUT"
 PHASE=${BA_PHASE:-build}
 ARCHIVE=${BA_BEFORE:-$(ls "$ROOT"/.xfer/before-*.tar.gz 2>/dev/null | head -1)}
 BEFORE=$ROOT/.xfer/before
-JOBS=$(( $(nproc) / 2 ))
+TREES=${BA_ONLY:-before after}
+if [[ $TREES == "before after" ]]; then JOBS=$(( $(nproc) / 2 )); else JOBS=$(nproc); fi
 # shellcheck source-path=SCRIPTDIR source=prefix_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/prefix_env.sh"
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -34,6 +37,13 @@ build_tree() {  # $1 source, $2 build dir, $3 log name
 }
 
 if [[ $PHASE == build ]]; then
+  if [[ $TREES == "after" ]]; then
+    log "building this tree alone, $JOBS jobs"
+    build_tree "$ROOT" "$ROOT/build-after" after; r=$?
+    log "build after rc=$r"
+    grep -E "error:|FAILED" "$OUT/after-build.log" | grep -v ptxas | head -10
+    exit $r
+  fi
   [[ -f "$ARCHIVE" ]] || { log "no before archive (.xfer/before-*.tar.gz)"; exit 1; }
   if [[ ! -d "$BEFORE" ]]; then
     mkdir -p "$BEFORE" && tar xzf "$ARCHIVE" -C "$BEFORE" && ln -s "$ROOT/assets" "$BEFORE/assets"
@@ -52,7 +62,7 @@ if [[ $PHASE == tests ]]; then
   model=$ROOT/build-after/ba-0.8b-4l.gguf
   [[ -f $model ]] || timeout 120 "$(bin "$ROOT/build-after" qwenchat-mkmodel)" --preset 0.8b --layers 4 --vocab 4096 \
     --seed 5 --out "$model" --quiet
-  for t in before after; do
+  for t in $TREES; do
     b=$ROOT/build-$t
     timeout 300 "$(bin "$b" qwenchat_gpu_tests)" --gtest_color=no > "$OUT/$t-gpu-tests.log" 2>&1 || rc=1
     timeout 240 "$(bin "$b" qwenchat_unit_tests)" --gtest_color=no --gtest_filter='WorkerCuda*:PrefixReuse*:*Cuda*' \
@@ -69,14 +79,24 @@ if [[ $PHASE == tests ]]; then
     done
     rm -f "$OUT/cli.out"
   done
-  echo "==== tests, before | after ===="
+  echo "==== tests: $TREES ===="
   for f in gpu-tests unit-cuda-tests; do
-    for t in before after; do
+    for t in $TREES; do
       printf '%-16s %-7s %s\n' "$f" "$t" "$(grep -E '^\[==========\] .* ran|^\[  PASSED  \]|^\[  FAILED  \] [0-9]|^\[  SKIPPED \] [0-9]' \
         "$OUT/$t-$f.log" | tr '\n' ' ' | cut -c1-200)"
     done
-    grep -hE "^\[  FAILED  \] [A-Za-z]" "$OUT/before-$f.log" "$OUT/after-$f.log" | sort | uniq -c | head -20
+    for t in $TREES; do grep -hE "^\[  FAILED  \] [A-Za-z]" "$OUT/$t-$f.log"; done | sort | uniq -c | head -20
   done
+  if [[ $TREES == "after" ]]; then  # every variant and switch gives the same greedy text on this model
+    echo "==== CLI greedy texts (md5 of 32 tokens), this tree ===="
+    cat "$OUT/after-cli-texts.txt"
+    if [[ $(grep -c "^rc=0 " "$OUT/after-cli-texts.txt") -eq 12 && $(sed 's/.*: //' "$OUT/after-cli-texts.txt" | sort -u | wc -l) -eq 1 ]]; then
+      echo "texts: identical across variants"
+    else
+      echo "texts: DIFFER"; rc=1
+    fi
+    exit $rc
+  fi
   echo "==== CLI greedy texts (md5 of 32 tokens), before | after ===="
   paste -d'|' "$OUT/before-cli-texts.txt" "$OUT/after-cli-texts.txt"
   if cmp -s "$OUT/before-cli-texts.txt" "$OUT/after-cli-texts.txt"; then echo "texts: identical"; else echo "texts: DIFFER"; rc=1; fi
@@ -86,7 +106,7 @@ fi
 if [[ $PHASE == bench ]]; then
   rc=0
   for round in 1 2; do
-    for t in before after; do
+    for t in $TREES; do
       b=$ROOT/build-$t
       # shellcheck disable=SC2086
       timeout 200 "$(bin "$b" qwenchat-bench)" --json "$OUT/$t-$round-bench.json" --budget 150 \
