@@ -35,15 +35,32 @@ namespace {
 constexpr int kMaxConsumers = 15;  // 16 warps with the producer: 4 per scheduler, up to 128 registers
 constexpr int kMaxThreads = 32 * (kMaxConsumers + 1);
 
-struct StreamParams : PersistentGemvParams {
+struct StreamParams {
+  const int8_t* wq0;
+  const int8_t* wq1;
+  const uint16_t* wd0;
+  const uint16_t* wd1;
+  int n, k, w_stride;
+  ActView x;
+  float* y;
+  int ld_y;
+  const float* res;
+  int ld_res;
+  int8_t* oh;
+  int8_t* ol;
+  float* os;
+  int ld_o, ld_os;
+  int unit_rows, units;  // a block owns whole units (1 row, or a 32-row quantisation tile)
   int consumers, chunk, stages;
-  int whole;        // 1: a stage holds whole rows, one bulk copy per matrix for all its rows (+ one for
-                    // their scales); 0: a chunk of each row, one copy per row (+ one per row's scales)
-  int wslot;        // bytes between rows of a stage: chunk*512, or the row stride (whole rows)
-  int sslot;        // chunk: one row's scale slot, chunk*32 + 32 (copied 16-byte aligned, so up to 15
-                    // bytes early); whole: one matrix's scale region, C*R*K/16 + 32
-  int stage_bytes;  // mats * C*R * (wslot + sslot) (chunk) or mats * (C*R*wslot + sslot) (whole)
-  int act_off;      // shared-memory offset of the staged activations; 0 = read them from global memory
+  int whole;            // 1: a stage holds whole rows, one bulk copy per matrix for all its rows (+ one for
+                        // their scales); 0: a chunk of each row, one copy per row (+ one per row's scales)
+  int wslot;            // bytes between rows of a stage: chunk*512, or the row stride (whole rows)
+  int sslot;            // chunk: one row's scale slot, chunk*32 + 32 (copied 16-byte aligned, so up to 15
+                        // bytes early); whole: one matrix's scale region, C*R*K/16 + 32
+  int stage_bytes;      // mats * C*R * (wslot + sslot) (chunk) or mats * (C*R*wslot + sslot) (whole)
+  int act_off;          // shared-memory offset of the staged activations; 0 = read them from global memory
+  int out_off, out_ld;  // gate+up with quantised output: silu(g)*u of the block's rows, [M][out_ld] f32
+  int late_trigger;
 };
 
 template <bool kHL, int M, int R, int kMats>
@@ -309,11 +326,44 @@ GpuStatus launch_gemv_stream(const GemvJob& j, const TileTuning& t, int sms, cud
   QC_GPU_REQUIRE(chunk >= 1 && chunk <= 64,
                  "gemv stream: chunk must be in [1, 64], got " + std::to_string(chunk));
   QC_GPU_REQUIRE(S >= 2 && S <= 16, "gemv stream: stages must be in [2, 16], got " + std::to_string(S));
+  const bool quant = j.mats == 2 && j.out_q.hi;
+  const int unit_rows = quant ? kQBlock : 1;
+  const int units = (j.n + unit_rows - 1) / unit_rows;
   const StreamKernel kernel = j.hl ? pick_r<true>(j.mats, R, j.m) : pick_r<false>(j.mats, R, j.m);
   QC_GPU_REQUIRE(kernel != nullptr, "gemv stream: no kernel for rows_per_warp=" + std::to_string(R));
   // Every consumer warp takes part in every row group, so balanced_grid sees a block as one warp of 1 row.
+  PersistentGrid g;  // (device code is C++17: no designated initialisers in .cu files)
+  g.units = units;
+  g.unit_rows = unit_rows;
+  g.n = j.n;
+  g.warps = 1;
+  g.rows_per_warp = 1;
+  g.grid = t.grid;
+  g.grid_per_sm = t.grid_per_sm;
+  // The fewest blocks the grid may get (sizes the gate+up output tile before the grid is chosen).
+  const int grid_min = persistent_grid_min(g, sms);
+  const int rows_cap = (units + grid_min - 1) / grid_min * unit_rows;
+
   StreamParams p{};
-  const PersistentGrid g = fill_persistent_gemv(j, t, sms, 1, 1, p);
+  p.wq0 = j.wq[0];
+  p.wq1 = j.wq[1];
+  p.wd0 = j.wd[0];
+  p.wd1 = j.wd[1];
+  p.n = j.n;
+  p.k = j.k;
+  p.w_stride = j.w_stride;
+  p.x = ActView{j.x.hi, j.x.lo, j.x.scale, j.x.ld, j.x.ld_scale};
+  p.y = j.y;
+  p.ld_y = j.ld_y;
+  p.res = j.res;
+  p.ld_res = j.ld_res;
+  p.oh = quant ? j.out_q.hi : nullptr;
+  p.ol = quant ? j.out_q.lo : nullptr;
+  p.os = quant ? j.out_q.scale : nullptr;
+  p.ld_o = j.out_q.ld;
+  p.ld_os = j.out_q.ld_scale;
+  p.unit_rows = unit_rows;
+  p.units = units;
   p.consumers = C;
   // A chunk that covers the row means whole rows per stage: one bulk copy per matrix (+ one for the scales).
   // The first run showed a stage's time set by its number of copies, not its bytes (~0.1-0.15 us per copy).
@@ -329,11 +379,13 @@ GpuStatus launch_gemv_stream(const GemvJob& j, const TileTuning& t, int sms, cud
     p.sslot = chunk * 2 * kSegBlocks + 32;
     p.stage_bytes = j.mats * C * R * (p.wslot + p.sslot);
   }
+  p.out_ld = rows_cap;
+  p.late_trigger = t.trigger == 2 ? 1 : 0;
 
   // Shared memory: barriers | S stages | staged activations (if they fit) | gate+up output tile.
   const int limit = optin_smem();
   const int act = act_stage_bytes(j.hl, j.m, j.k);
-  const int out = p.oh ? (j.m * p.out_ld * 4 + 15) / 16 * 16 : 0;  // p.oh: the quantised output
+  const int out = quant ? (j.m * rows_cap * 4 + 15) / 16 * 16 : 0;
   auto ring_bytes = [&](int s) { return 16 * s + s * p.stage_bytes; };
   while (S > 2 && ring_bytes(S) + out > limit) --S;  // the ring shrinks before anything fails
   const bool staged = act <= kActStageLimit && ring_bytes(S) + act + out <= limit;

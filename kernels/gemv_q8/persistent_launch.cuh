@@ -4,15 +4,12 @@
 // that started a wave later would finish a wave later): at most what the occupancy calculator allows for the
 // kernel's threads and shared memory on the device's SMs, and balanced so that every block (and warp) gets
 // the same number of rows (balanced_grid(): N = 5120 -> 128 blocks of 40 rows; 17408 -> 136 of 128).
-// The two engines also share most of their kernel parameters (PersistentGemvParams), filled in one place.
 #pragma once
 
 #include <algorithm>
 #include <string>
 
 #include "common.cuh"
-#include "gemv_q8_internal.h"
-#include "gemv_q8_stage.cuh"
 
 namespace qc::gpu::detail {
 
@@ -33,39 +30,11 @@ struct PersistentGrid {
   int grid_per_sm = 0;    // TileTuning::grid_per_sm: the balanced grid's target blocks per SM
 };
 
-// The kernel parameters engines 2 and 3 share; RingParams and StreamParams derive from it and add their own
-// (the kernel still takes one struct by value).
-struct PersistentGemvParams {
-  const int8_t* wq0;  // matrix 0 (gate+up: W_gate), [N][w_stride] int8
-  const int8_t* wq1;  // gate+up: W_up (else null)
-  const uint16_t* wd0;
-  const uint16_t* wd1;
-  int n, k, w_stride;
-  ActView x;
-  float* y;  // plain: y; gate+up: the f32 silu(g)*u (may be null)
-  int ld_y;
-  const float* res;
-  int ld_res;
-  int8_t* oh;  // gate+up quantised output (null: none)
-  int8_t* ol;
-  float* os;
-  int ld_o, ld_os;
-  int unit_rows, units;  // a block owns whole units (1 row, or a 32-row quantisation tile)
-  int out_off, out_ld;   // gate+up with quantised output: silu(g)*u of the block's rows, [M][out_ld] f32
-  int late_trigger;      // 1: TileTuning::trigger 2 (PDL trigger once the block has issued its last load)
-};
-
 // The fewest blocks the grid may get; sizes what a block keeps per row (the fused gate+up's output tile)
 // before the grid itself is chosen.
 inline int persistent_grid_min(const PersistentGrid& g, int sms) {
   return g.grid > 0 ? std::min(g.grid, g.units) : std::min(g.units, std::max(1, sms / 2));
 }
-
-// Fills `p` for job `j` under tuning `t` on `sms` multiprocessors, all but p.out_off (where the output tile
-// sits is the engine's shared-memory layout), and returns the grid request, balanced_grid seeing a block as
-// `warps` warps each walking its rows `rows_per_warp` at a time. (persistent_launch.cu)
-PersistentGrid fill_persistent_gemv(const GemvJob& j, const TileTuning& t, int sms, int warps,
-                                    int rows_per_warp, PersistentGemvParams& p);
 
 // Launches `kernel` (named `name` in errors) with `threads` threads and `smem` bytes of dynamic shared memory
 // per block on the persistent grid for `g` on `sms` multiprocessors; pdl as launch_kernel().
