@@ -202,45 +202,12 @@ GpuStatus launch_gemv_ring(const GemvJob& j, const TileTuning& t, int sms, cudaS
                                         " unroll=" + std::to_string(U) +
                                         "; compiled: (1,4), (1,8), (2,4) (gate+up: (1,4), (1,8))");
   const bool quant = j.mats == 2 && j.out_q.hi;
-  const int unit_rows = quant ? kQBlock : 1;
-  const int units = (j.n + unit_rows - 1) / unit_rows;
-  PersistentGrid g;  // (device code is C++17: no designated initialisers in .cu files)
-  g.units = units;
-  g.unit_rows = unit_rows;
-  g.n = j.n;
-  g.warps = W;
-  g.rows_per_warp = R;
-  g.grid = t.grid;
-  g.grid_per_sm = t.grid_per_sm;
-  const int grid_min = persistent_grid_min(g, sms);
-  const int rows_cap = (units + grid_min - 1) / grid_min * unit_rows;
-
   RingParams p{};
-  p.wq0 = j.wq[0];
-  p.wq1 = j.wq[1];
-  p.wd0 = j.wd[0];
-  p.wd1 = j.wd[1];
-  p.n = j.n;
-  p.k = j.k;
-  p.w_stride = j.w_stride;
-  p.x = ActView{j.x.hi, j.x.lo, j.x.scale, j.x.ld, j.x.ld_scale};
-  p.y = j.y;
-  p.ld_y = j.ld_y;
-  p.res = j.res;
-  p.ld_res = j.ld_res;
-  p.oh = quant ? j.out_q.hi : nullptr;
-  p.ol = quant ? j.out_q.lo : nullptr;
-  p.os = quant ? j.out_q.scale : nullptr;
-  p.ld_o = j.out_q.ld;
-  p.ld_os = j.out_q.ld_scale;
-  p.unit_rows = unit_rows;
-  p.units = units;
-  p.out_ld = rows_cap;
-  p.late_trigger = t.trigger == 2 ? 1 : 0;
+  const PersistentGrid g = fill_persistent_gemv(j, t, sms, W, R, p);
   const int act = act_stage_bytes(j.hl, j.m, j.k);
   p.stage = act <= kActStageLimit ? 1 : 0;
   p.out_off = p.stage ? act : 0;
-  const int smem = p.out_off + (quant ? j.m * rows_cap * 4 : 0);
+  const int smem = p.out_off + (quant ? j.m * p.out_ld * 4 : 0);
   return launch_persistent(kernel, "gemv_ring_kernel", g, 32 * W, smem, sms, stream, j.pdl, p);
 }
 

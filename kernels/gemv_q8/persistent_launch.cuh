@@ -10,6 +10,9 @@
 #include <string>
 
 #include "common.cuh"
+#include "gemv_q8_internal.h"
+#include "gemv_q8_stage.cuh"
+#include "variants.h"
 
 namespace qc::gpu::detail {
 
@@ -34,6 +37,50 @@ struct PersistentGrid {
 // before the grid itself is chosen.
 inline int persistent_grid_min(const PersistentGrid& g, int sms) {
   return g.grid > 0 ? std::min(g.grid, g.units) : std::min(g.units, std::max(1, sms / 2));
+}
+
+// The parameters engines 2 and 3 share (RingParams, StreamParams: each declares them under the same names),
+// filled in one place: every field but the engine's own and out_off (where the gate+up output tile sits is
+// the engine's shared-memory layout). Returns the grid request, balanced_grid seeing a block as `warps`
+// warps each walking its rows `rows_per_warp` at a time. The two structs keep their own declarations: one
+// shared base struct was measured to change nvcc's register allocation of the unchanged kernels (5 of 80,
+// 2026-12-06), and this template leaves the compiled kernels as they are.
+template <class Params>
+PersistentGrid fill_persistent_gemv(const GemvJob& j, const TileTuning& t, int sms, int warps,
+                                    int rows_per_warp, Params& p) {
+  const bool quant = j.mats == 2 && j.out_q.hi;
+  PersistentGrid g;  // (device code is C++17: no designated initialisers in .cu files)
+  g.unit_rows = quant ? kQBlock : 1;
+  g.units = (j.n + g.unit_rows - 1) / g.unit_rows;
+  g.n = j.n;
+  g.warps = warps;
+  g.rows_per_warp = rows_per_warp;
+  g.grid = t.grid;
+  g.grid_per_sm = t.grid_per_sm;
+  // The fewest blocks the grid may get (sizes the gate+up output tile before the grid is chosen).
+  const int grid_min = persistent_grid_min(g, sms);
+  p.wq0 = j.wq[0];
+  p.wq1 = j.wq[1];
+  p.wd0 = j.wd[0];
+  p.wd1 = j.wd[1];
+  p.n = j.n;
+  p.k = j.k;
+  p.w_stride = j.w_stride;
+  p.x = ActView{j.x.hi, j.x.lo, j.x.scale, j.x.ld, j.x.ld_scale};
+  p.y = j.y;
+  p.ld_y = j.ld_y;
+  p.res = j.res;
+  p.ld_res = j.ld_res;
+  p.oh = quant ? j.out_q.hi : nullptr;
+  p.ol = quant ? j.out_q.lo : nullptr;
+  p.os = quant ? j.out_q.scale : nullptr;
+  p.ld_o = j.out_q.ld;
+  p.ld_os = j.out_q.ld_scale;
+  p.unit_rows = g.unit_rows;
+  p.units = g.units;
+  p.out_ld = (g.units + grid_min - 1) / grid_min * g.unit_rows;  // rows of the output tile per block
+  p.late_trigger = t.trigger == 2 ? 1 : 0;
+  return g;
 }
 
 // Launches `kernel` (named `name` in errors) with `threads` threads and `smem` bytes of dynamic shared memory
