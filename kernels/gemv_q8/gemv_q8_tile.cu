@@ -265,115 +265,99 @@ dim3 tile_grid(int n_tiles, int blocks_per_sm, int sms) {
   return dim3(std::min(n_tiles, blocks_per_sm * sms));
 }
 
-}  // namespace
-
-GpuStatus launch_gemv_tile(const GemvQ8Args& a, bool hl, const TileTuning& tuning, cudaStream_t stream) {
-  const int n = a.w.rows, k = a.w.cols;
-  const int sms = device_sm_count();
-  TileTuning t = tuning;
-  QC_GPU_TRY(resolve(t, a.m, k, n, sms, false));
-  if (t.engine != 1) {
-    GemvJob j;
-    j.wq[0] = a.w.q;
-    j.wd[0] = a.w.d;
-    j.n = n;
-    j.k = k;
-    j.w_stride = a.w.row_stride;
-    j.x = a.x;
-    j.hl = hl;
-    j.m = a.m;
-    j.y = a.y;
-    j.ld_y = a.ld_y;
-    j.res = a.residual;
-    j.ld_res = a.ld_residual;
-    j.pdl = a.pdl;
-    return t.engine == 2 ? launch_gemv_stream(j, t, sms, stream) : launch_gemv_ring(j, t, sms, stream);
-  }
-  const int tile_rows = kWarps * t.rows_per_warp;
-  const int n_tiles = (n + tile_rows - 1) / tile_rows;
-  const int sbytes = stage_bytes(hl, a.m, k);
+// Engine 1 on job `j` (tuning resolved): its parameters from the job, one tile of rows per block.
+GpuStatus launch_engine1(const GemvJob& j, const TileTuning& t, int sms, cudaStream_t stream) {
+  const bool gateup = j.mats == 2;
+  const int tile_rows = gateup ? kGateUpTile : kWarps * t.rows_per_warp;
+  const int n_tiles = (j.n + tile_rows - 1) / tile_rows;
+  const int sbytes = stage_bytes(j.hl, j.m, j.k);
   const bool stage = sbytes <= kStageLimit;
-  TileParams p{};  // no gate+up fields: wq1, wd1, oh, ol, os null, ld_o, ld_os 0
-  p.wq0 = a.w.q;
-  p.wd0 = a.w.d;
-  p.n = n;
-  p.k = k;
-  p.w_stride = a.w.row_stride;
-  p.xh = a.x.hi;
-  p.xl = a.x.lo;
-  p.xs = a.x.scale;
-  p.ld = a.x.ld;
-  p.ld_s = a.x.ld_scale;
-  p.y = a.y;
-  p.ld_y = a.ld_y;
-  p.res = a.residual;
-  p.ld_res = a.ld_residual;
+  TileParams p{};
+  p.wq0 = j.wq[0];
+  p.wd0 = j.wd[0];
+  p.wq1 = j.wq[1];  // gate+up only (else null)
+  p.wd1 = j.wd[1];
+  p.n = j.n;
+  p.k = j.k;
+  p.w_stride = j.w_stride;
+  p.xh = j.x.hi;
+  p.xl = j.x.lo;
+  p.xs = j.x.scale;
+  p.ld = j.x.ld;
+  p.ld_s = j.x.ld_scale;
+  p.y = j.y;
+  p.ld_y = j.ld_y;
+  p.res = j.res;  // plain only (else null)
+  p.ld_res = j.ld_res;
+  p.oh = j.out_q.hi;  // gate+up only (else null, ld 0)
+  p.ol = j.out_q.lo;
+  p.os = j.out_q.scale;
+  p.ld_o = j.out_q.ld;
+  p.ld_os = j.out_q.ld_scale;
   p.tile_rows = tile_rows;
   p.n_tiles = n_tiles;
   p.stage = stage ? 1 : 0;
-  const cudaError_t e = launch_shape<1>(p, hl, a.m, t, tile_grid(n_tiles, t.blocks_per_sm, sms),
-                                        stage ? static_cast<size_t>(sbytes) : 0, stream, a.pdl);
-  if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gemv_tile_kernel", __FILE__, __LINE__);
-  QC_LAUNCH_CHECK("gemv_tile_kernel", stream);
+  const dim3 grid = tile_grid(n_tiles, t.blocks_per_sm, sms);
+  const size_t smem = stage ? static_cast<size_t>(sbytes) : 0;
+  const cudaError_t e = gateup ? launch_shape<2>(p, j.hl, j.m, t, grid, smem, stream, j.pdl)
+                               : launch_shape<1>(p, j.hl, j.m, t, grid, smem, stream, j.pdl);
+  if (e != cudaSuccess)
+    return GpuStatus::cuda(e, gateup ? "launch gemv_tile_kernel (gate+up)" : "launch gemv_tile_kernel",
+                           __FILE__, __LINE__);
+  QC_LAUNCH_CHECK(gateup ? "gemv_tile_kernel (gate+up)" : "gemv_tile_kernel", stream);
   return GpuStatus::success();
 }
 
-GpuStatus launch_gemv_gateup(const GemvQ8GateUpArgs& a, const TileTuning& tuning, cudaStream_t stream) {
-  const int n = a.gate.rows, k = a.gate.cols;
-  const bool hl = a.format == ActFormat::kHL;
+// The job on the engine the table chose (resolve): 1 here, 2 stream, else ring.
+GpuStatus launch_job(const GemvJob& j, const TileTuning& t, int sms, cudaStream_t stream) {
+  if (t.engine == 1) return launch_engine1(j, t, sms, stream);
+  return t.engine == 2 ? launch_gemv_stream(j, t, sms, stream) : launch_gemv_ring(j, t, sms, stream);
+}
+
+}  // namespace
+
+GpuStatus launch_gemv_tile(const GemvQ8Args& a, bool hl, const TileTuning& tuning, cudaStream_t stream) {
   const int sms = device_sm_count();
   TileTuning t = tuning;
-  QC_GPU_TRY(resolve(t, a.m, k, n, sms, true));
-  if (t.engine != 1) {
-    GemvJob j;
-    j.wq[0] = a.gate.q;
-    j.wd[0] = a.gate.d;
-    j.wq[1] = a.up.q;
-    j.wd[1] = a.up.d;
-    j.mats = 2;
-    j.n = n;
-    j.k = k;
-    j.w_stride = a.gate.row_stride;
-    j.x = a.x;
-    j.hl = hl;
-    j.m = a.m;
-    j.y = a.out_f32;
-    j.ld_y = a.ld_out;
-    j.out_q = a.out_q;
-    j.pdl = a.pdl;
-    return t.engine == 2 ? launch_gemv_stream(j, t, sms, stream) : launch_gemv_ring(j, t, sms, stream);
-  }
-  const int n_tiles = (n + kGateUpTile - 1) / kGateUpTile;
-  const int sbytes = stage_bytes(hl, a.m, k);
-  const bool stage = sbytes <= kStageLimit;
-  TileParams p{};  // no residual: res null, ld_res 0
-  p.wq0 = a.gate.q;
-  p.wd0 = a.gate.d;
-  p.wq1 = a.up.q;
-  p.wd1 = a.up.d;
-  p.n = n;
-  p.k = k;
-  p.w_stride = a.gate.row_stride;
-  p.xh = a.x.hi;
-  p.xl = a.x.lo;
-  p.xs = a.x.scale;
-  p.ld = a.x.ld;
-  p.ld_s = a.x.ld_scale;
-  p.y = a.out_f32;
-  p.ld_y = a.ld_out;
-  p.oh = a.out_q.hi;
-  p.ol = a.out_q.lo;
-  p.os = a.out_q.scale;
-  p.ld_o = a.out_q.ld;
-  p.ld_os = a.out_q.ld_scale;
-  p.tile_rows = kGateUpTile;
-  p.n_tiles = n_tiles;
-  p.stage = stage ? 1 : 0;
-  const cudaError_t e = launch_shape<2>(p, hl, a.m, t, tile_grid(n_tiles, t.blocks_per_sm, sms),
-                                        stage ? static_cast<size_t>(sbytes) : 0, stream, a.pdl);
-  if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gemv_tile_kernel (gate+up)", __FILE__, __LINE__);
-  QC_LAUNCH_CHECK("gemv_tile_kernel (gate+up)", stream);
-  return GpuStatus::success();
+  QC_GPU_TRY(resolve(t, a.m, a.w.cols, a.w.rows, sms, false));
+  GemvJob j;
+  j.wq[0] = a.w.q;
+  j.wd[0] = a.w.d;
+  j.n = a.w.rows;
+  j.k = a.w.cols;
+  j.w_stride = a.w.row_stride;
+  j.x = a.x;
+  j.hl = hl;
+  j.m = a.m;
+  j.y = a.y;
+  j.ld_y = a.ld_y;
+  j.res = a.residual;
+  j.ld_res = a.ld_residual;
+  j.pdl = a.pdl;
+  return launch_job(j, t, sms, stream);
+}
+
+GpuStatus launch_gemv_gateup(const GemvQ8GateUpArgs& a, const TileTuning& tuning, cudaStream_t stream) {
+  const int sms = device_sm_count();
+  TileTuning t = tuning;
+  QC_GPU_TRY(resolve(t, a.m, a.gate.cols, a.gate.rows, sms, true));
+  GemvJob j;
+  j.wq[0] = a.gate.q;
+  j.wd[0] = a.gate.d;
+  j.wq[1] = a.up.q;
+  j.wd[1] = a.up.d;
+  j.mats = 2;
+  j.n = a.gate.rows;
+  j.k = a.gate.cols;
+  j.w_stride = a.gate.row_stride;
+  j.x = a.x;
+  j.hl = a.format == ActFormat::kHL;
+  j.m = a.m;
+  j.y = a.out_f32;
+  j.ld_y = a.ld_out;
+  j.out_q = a.out_q;
+  j.pdl = a.pdl;
+  return launch_job(j, t, sms, stream);
 }
 
 }  // namespace qc::gpu::detail
