@@ -67,11 +67,11 @@ bool WelcomePanel::draw(UiContext& ctx, std::string& composer, float width) {
   ImGui::EndDisabled();
   item_tooltip("Ctrl+O; the Model tab has the path, the recent models and the memory estimate of a file");
   ImGui::Spacing();
-  size_table(ctx);
+  size_table(ctx, width);
   return chosen;
 }
 
-void WelcomePanel::size_table(UiContext& ctx) {
+void WelcomePanel::size_table(UiContext& ctx, float width) {
   const int n_ctx = ctx.config.settings.engine.n_ctx;
   if (n_ctx != estimates_ctx_) {  // the layouts of five shapes: once per context setting, not per frame
     estimates_ctx_ = n_ctx;
@@ -83,11 +83,15 @@ void WelcomePanel::size_table(UiContext& ctx) {
                      "Memory it takes (estimates from the shapes: weights + caches for a "
                      "%d-token context, Settings > Engine):",
                      estimates_.empty() ? n_ctx : estimates_[0].n_ctx);
+  // Stretched over the reading column, not the window: at 1280x720 fixed-fit columns squeezed the last to one
+  // letter, and a table as wide as the window put its last column past the reading column's wrap position
+  // (the chat panel's PushTextWrapPos), which wrapped that column's text after every character.
   if (ImGui::BeginTable(
           "sizes", cols,
-          // Stretched over the reading column: at 1280x720 fixed-fit columns squeezed the last to one letter.
-          ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp)) {
-    ImGui::TableSetupColumn("Size");
+          ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp,
+          ImVec2(width, 0.0f))) {
+    ImGui::PushTextWrapPos(0.0f);        // a cell's text wraps at its own column's edge
+    ImGui::TableSetupColumn("Qwen3.5");  // the family in the header: a narrow column keeps the size whole
     ImGui::TableSetupColumn("Parameters");
     for (const WeightFormat& f : formats)
       ImGui::TableSetupColumn(f.loadable ? f.name : (std::string(f.name) + "*").c_str());
@@ -95,7 +99,7 @@ void WelcomePanel::size_table(UiContext& ctx) {
     for (const SizeEstimate& e : estimates_) {
       ImGui::TableNextRow();
       ImGui::TableSetColumnIndex(0);
-      ImGui::Text("Qwen3.5 %s", e.preset.c_str());
+      ImGui::TextUnformatted(e.preset.c_str());
       ImGui::TableSetColumnIndex(1);
       ImGui::TextUnformatted(format_params(e.n_params).c_str());
       for (size_t i = 0; i < formats.size(); ++i) {
@@ -110,14 +114,14 @@ void WelcomePanel::size_table(UiContext& ctx) {
                      format_bytes(e.cache_bytes).c_str());
       }
     }
+    ImGui::PopTextWrapPos();
     ImGui::EndTable();
   }
-  text_wrapped_colored(
-      ctx.theme.text_muted,
-      "Weights at %.2f bits (Q8_0: 34 bytes per 32), 16 (F16) and %.2f (Q4_K_M, llama.cpp's "
-      "average); norms stay F32. "
-      "The CUDA backend needs about the total in GPU memory.",
-      formats[1].bits_per_weight, formats[0].bits_per_weight);
+  text_wrapped_colored(ctx.theme.text_muted,
+                       "Weights at %.2f bits (Q8_0: 34 bytes per 32), 16 (F16) and %.2f (Q4_K_M, llama.cpp's "
+                       "average); norms stay F32. "
+                       "The CUDA backend needs about the total in GPU memory.",
+                       formats[1].bits_per_weight, formats[0].bits_per_weight);
 }
 
 }  // namespace qc::gui

@@ -20,7 +20,7 @@ class WelcomePanel {
 
  private:
   bool is_default(const ModelFacts& f);
-  void size_table(UiContext& ctx);
+  void size_table(UiContext& ctx, float width);
 
   std::string default_for_;  // the path is_default_ was computed for
   bool is_default_ = false;
