@@ -191,13 +191,33 @@ template <BlockType T>
 struct RawPiece;
 
 namespace bq {
+// Where a GEMV reads a block's bytes from: global memory through the read-only path (weights are written
+// once at load), or shared memory (a block the bulk copy engine staged there: gemv_block_stream.cu).
+struct GlobalSrc {
+  static __device__ __forceinline__ uint4 u128(const uint8_t* p) { return ld_u128(p); }
+  static __device__ __forceinline__ uint32_t u32(const uint32_t* p) { return __ldg(p); }
+  static __device__ __forceinline__ uint32_t u16(const uint8_t* p) { return ld_u16(p); }
+};
+struct SharedSrc {
+  static __device__ __forceinline__ uint4 u128(const uint8_t* p) { return *reinterpret_cast<const uint4*>(p); }
+  static __device__ __forceinline__ uint32_t u32(const uint32_t* p) { return *p; }
+  static __device__ __forceinline__ uint32_t u16(const uint8_t* p) {
+    return *reinterpret_cast<const unsigned short*>(p);
+  }
+};
 // 32 bytes at a 2-byte aligned p as 9 aligned 4-byte words from p rounded down to 4 (realigned by
 // words_from_9): reads up to 4 bytes past p + 32 and 2 before p; callers keep both inside the block (or the
 // matrix, which starts 4-byte aligned).
+// Src: where the bytes are (GlobalSrc, SharedSrc).
+// The rounded-down pointer keeps p's provenance for shared memory (so nvcc emits shared, not generic, loads).
+template <class Src>
 __device__ __forceinline__ void ld_9_words(const uint8_t* p, uint32_t (&w)[9]) {
-  const uint32_t* base = reinterpret_cast<const uint32_t*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{3});
+  const uint32_t* base =
+      std::is_same_v<Src, GlobalSrc>
+          ? reinterpret_cast<const uint32_t*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{3})
+          : reinterpret_cast<const uint32_t*>(p - (reinterpret_cast<uintptr_t>(p) & 3u));
 #pragma unroll
-  for (int i = 0; i < 9; ++i) w[i] = __ldg(base + i);
+  for (int i = 0; i < 9; ++i) w[i] = Src::u32(base + i);
 }
 // The 8 words of the 32 bytes at p from the 9 ld_9_words loaded: a funnel shift by p's offset in its word.
 __device__ __forceinline__ void words_from_9(const uint32_t (&w)[9], uint32_t shift_bits, uint32_t (&out)[8]) {
@@ -229,47 +249,35 @@ struct RawPiece<BlockType::kQ6_K> {
   uint32_t shift;         // funnel shift realigning both (ql and qh sit at even multiples of 32 from the block)
 };
 
-template <BlockType T>
-__device__ __forceinline__ RawPiece<T> load_piece(const uint8_t* b, int s);
-
-template <>
-__device__ __forceinline__ RawPiece<BlockType::kQ4_0> load_piece<BlockType::kQ4_0>(const uint8_t* b, int) {
-  RawPiece<BlockType::kQ4_0> r;
-#pragma unroll
-  for (int i = 0; i < 9; ++i) r.w[i] = bq::ld_u16(b + 2 * i);
-  return r;
-}
-template <>
-__device__ __forceinline__ RawPiece<BlockType::kQ5_0> load_piece<BlockType::kQ5_0>(const uint8_t* b, int) {
-  RawPiece<BlockType::kQ5_0> r;
-#pragma unroll
-  for (int i = 0; i < 11; ++i) r.w[i] = bq::ld_u16(b + 2 * i);
-  return r;
-}
-template <>
-__device__ __forceinline__ RawPiece<BlockType::kQ4_K> load_piece<BlockType::kQ4_K>(const uint8_t* b, int s) {
-  const uint8_t* qs = b + 16 + (s >> 1) * 32;
-  return {bq::ld_u128(b), bq::ld_u128(qs), bq::ld_u128(qs + 16)};
-}
-template <>
-__device__ __forceinline__ RawPiece<BlockType::kQ5_K> load_piece<BlockType::kQ5_K>(const uint8_t* b, int s) {
-  const uint8_t* qs = b + 48 + (s >> 1) * 32;
-  return {bq::ld_u128(b), bq::ld_u128(b + 16), bq::ld_u128(b + 32), bq::ld_u128(qs), bq::ld_u128(qs + 16)};
-}
+// The raw bytes of piece s of the block at b, read from `Src` (bq::GlobalSrc: the weights in global memory).
 // Q6_K: ql (32 bytes at offset 0..96 of the block) and qh (at 128..160) as realigned 4-byte words: the
 // block is 2-byte aligned and the reads stay inside [block - 2, block + 196], inside the matrix for every
 // block but the first, which is 4-byte aligned (no bytes before it are read).
-template <>
-__device__ __forceinline__ RawPiece<BlockType::kQ6_K> load_piece<BlockType::kQ6_K>(const uint8_t* b, int s) {
-  const int half = s >> 2, sub = s & 3;
-  const uint8_t* ql = b + half * 64 + (sub & 1) * 32;
-  const uint8_t* qh = b + 128 + half * 32;
-  RawPiece<BlockType::kQ6_K> r;
-  bq::ld_9_words(ql, r.wl);
-  bq::ld_9_words(qh, r.wh);
-  r.sc2 = bq::ld_u16(b + 192 + half * 8 + 2 * sub);
-  r.d = bq::ld_u16(b + 208);
-  r.shift = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(b) & 2u) * 8u;
+template <BlockType T, class Src = bq::GlobalSrc>
+__device__ __forceinline__ RawPiece<T> load_piece(const uint8_t* b, int s) {
+  RawPiece<T> r;
+  if constexpr (T == BlockType::kQ4_0) {
+#pragma unroll
+    for (int i = 0; i < 9; ++i) r.w[i] = Src::u16(b + 2 * i);
+  } else if constexpr (T == BlockType::kQ5_0) {
+#pragma unroll
+    for (int i = 0; i < 11; ++i) r.w[i] = Src::u16(b + 2 * i);
+  } else if constexpr (T == BlockType::kQ4_K) {
+    const uint8_t* qs = b + 16 + (s >> 1) * 32;
+    r = {Src::u128(b), Src::u128(qs), Src::u128(qs + 16)};
+  } else if constexpr (T == BlockType::kQ5_K) {
+    const uint8_t* qs = b + 48 + (s >> 1) * 32;
+    r = {Src::u128(b), Src::u128(b + 16), Src::u128(b + 32), Src::u128(qs), Src::u128(qs + 16)};
+  } else {
+    const int half = s >> 2, sub = s & 3;
+    const uint8_t* ql = b + half * 64 + (sub & 1) * 32;
+    const uint8_t* qh = b + 128 + half * 32;
+    bq::ld_9_words<Src>(ql, r.wl);
+    bq::ld_9_words<Src>(qh, r.wh);
+    r.sc2 = Src::u16(b + 192 + half * 8 + 2 * sub);
+    r.d = Src::u16(b + 208);
+    r.shift = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(b) & 2u) * 8u;
+  }
   return r;
 }
 

@@ -19,6 +19,8 @@
 #include "block_quant.cuh"
 #include "common.cuh"
 #include "gemv_block.h"
+#include "gemv_block_piece.cuh"
+#include "gemv_block_stream.h"
 
 namespace qc::gpu {
 namespace {
@@ -81,86 +83,6 @@ __global__ void __launch_bounds__(kThreads) gemv_block_kernel(const GemvBlockArg
     for (int m = 0; m < M; ++m)
       if (lane == m)
         a.y[m * a.ld_y + row] = a.residual ? __fadd_rn(acc[m], a.residual[m * a.ld_residual + row]) : acc[m];
-  }
-}
-
-// The activation words of piece p of token row m: written by the kernel before this one, so read with
-// ordinary loads after pdl_wait() (common.cuh), never through the read-only path.
-struct PieceActs {
-  int4 h0, h1, l0, l1;
-};
-template <bool HL>
-__device__ __forceinline__ PieceActs piece_acts(const QActIn& xq, int m, int p) {
-  PieceActs a{};
-  const int4* xh = reinterpret_cast<const int4*>(xq.hi + static_cast<size_t>(m) * xq.ld + p * 32);
-  a.h0 = xh[0];
-  a.h1 = xh[1];
-  if constexpr (HL) {
-    const int4* xl = reinterpret_cast<const int4*>(xq.lo + static_cast<size_t>(m) * xq.ld + p * 32);
-    a.l0 = xl[0];
-    a.l1 = xl[1];
-  }
-  return a;
-}
-
-// The sum of the values a piece's words stand for, in units of the piece's scale (hl: of scale / 127):
-// what Q4_K / Q5_K's min term multiplies. Exact in int (|.| <= 32 * 16256).
-template <bool HL>
-__device__ __forceinline__ int piece_act_sum(const PieceActs& a) {
-  constexpr int kOnes = 0x01010101;
-  auto sum8 = [](const int4& x, const int4& y) {
-    int s = __dp4a(kOnes, x.x, __dp4a(kOnes, x.y, __dp4a(kOnes, x.z, __dp4a(kOnes, x.w, 0))));
-    return __dp4a(kOnes, y.x, __dp4a(kOnes, y.y, __dp4a(kOnes, y.z, __dp4a(kOnes, y.w, s))));
-  };
-  const int sh = sum8(a.h0, a.h1);
-  if constexpr (HL) return 127 * sh + sum8(a.l0, a.l1);
-  return sh;
-}
-
-// One piece of R rows' contribution to the M token rows: the integer dot products of the rows' quants
-// with the activation words (dp4a), scaled by each row's factors, added to acc once. The activation words
-// and their sums (for Q4_K/Q5_K's min) are loaded and formed once for all R rows; with kSums the sums come
-// from shared memory (formed once per block, `sums` [M][pieces]).
-template <BlockType T, int M, bool HL, int R, bool kSums>
-__device__ __forceinline__ void accumulate_piece(const IntPiece (&w)[R], const QActIn& xq, int p, int pieces,
-                                                 const int* sums, float (&acc)[R][M]) {
-  constexpr bool kMin = T == BlockType::kQ4_K || T == BlockType::kQ5_K;
-  constexpr bool kTwoScales = T == BlockType::kQ6_K;
-#pragma unroll
-  for (int m = 0; m < M; ++m) {
-    const PieceActs x = piece_acts<HL>(xq, m, p);
-    int sx = 0;
-    if constexpr (kMin) sx = kSums ? sums[m * pieces + p] : piece_act_sum<HL>(x);
-    float unit = xq.scale[static_cast<size_t>(m) * xq.ld_scale + p];
-    if constexpr (HL) unit = __fmul_rn(unit, 1.0f / 127.0f);
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      int d0 = __dp4a(w[r].q[0], x.h0.x, 0), d1 = __dp4a(w[r].q[4], x.h1.x, 0);
-      d0 = __dp4a(w[r].q[1], x.h0.y, d0);
-      d0 = __dp4a(w[r].q[2], x.h0.z, d0);
-      d0 = __dp4a(w[r].q[3], x.h0.w, d0);
-      d1 = __dp4a(w[r].q[5], x.h1.y, d1);
-      d1 = __dp4a(w[r].q[6], x.h1.z, d1);
-      d1 = __dp4a(w[r].q[7], x.h1.w, d1);
-      if constexpr (HL) {
-        // hi + lo / 127 as one integer: 127 hi + lo (|.| <= 16256 per value; a piece's sums stay below
-        // 2^24, so their float conversions below are exact).
-        int e0 = __dp4a(w[r].q[0], x.l0.x, 0), e1 = __dp4a(w[r].q[4], x.l1.x, 0);
-        e0 = __dp4a(w[r].q[1], x.l0.y, e0);
-        e0 = __dp4a(w[r].q[2], x.l0.z, e0);
-        e0 = __dp4a(w[r].q[3], x.l0.w, e0);
-        e1 = __dp4a(w[r].q[5], x.l1.y, e1);
-        e1 = __dp4a(w[r].q[6], x.l1.z, e1);
-        e1 = __dp4a(w[r].q[7], x.l1.w, e1);
-        d0 = 127 * d0 + e0;
-        d1 = 127 * d1 + e1;
-      }
-      float v = kTwoScales
-                    ? __fmaf_rn(w[r].a1, static_cast<float>(d1), __fmul_rn(w[r].a0, static_cast<float>(d0)))
-                    : __fmul_rn(w[r].a0, static_cast<float>(d0 + d1));
-      if constexpr (kMin) v = __fmaf_rn(-w[r].mn, static_cast<float>(sx), v);
-      acc[r][m] = __fmaf_rn(unit, v, acc[r][m]);
-    }
   }
 }
 
@@ -355,8 +277,22 @@ GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
                  "gemv_block: K-quant weights must start 16-byte aligned (block_quant.cuh loads 16-byte vectors)");
   QC_GPU_REQUIRE(k_types || reinterpret_cast<uintptr_t>(a.w.data) % 2 == 0,
                  "gemv_block: Q4_0/Q5_0 weights must start 2-byte aligned");
+  QC_GPU_REQUIRE(a.engine != BlockEngine::kStream || a.format != ActFormat::kF32,
+                 "gemv_block: the stream engine runs the quantised activation forms (h, hl), not f32");
+  const bool stream_engine =
+      a.format != ActFormat::kF32 &&
+      a.engine == BlockEngine::kStream;  // kAuto: registers (gemv_block.h)
   int rows_per_warp = 1;
-  if (a.format != ActFormat::kF32) {
+  if (stream_engine) {
+    // Auto: two rows per warp share the activation words' loads (measured 2026-12-06).
+    if (a.rows_per_warp == 0) a.rows_per_warp = 2;
+    QC_GPU_REQUIRE(a.rows_per_warp == 1 || a.rows_per_warp == 2 || a.rows_per_warp == 4,
+                   "gemv_block: rows_per_warp must be 0 (auto), 1, 2 or 4 on the stream engine, got " +
+                       std::to_string(a.rows_per_warp));
+    // warps_per_row below as the register engine's auto choice sees it: the same warps per row, so the same
+    // bits on both engines.
+    rows_per_warp = a.m == 1 ? 1 : 2;
+  } else if (a.format != ActFormat::kF32) {
     // Auto, from the sweep of 2026-12-05 (H100, docs/PERFORMANCE.md; per shape, % of the read ceiling):
     // - M = 1: one row per warp; Q6_K's loads pipelined (down 60 -> 68%, out 55 -> 63%, the rest +-1),
     //   Q4_K's not (its extra registers cost occupancy: out 66 -> 45%); sums per piece (the shared sums'
@@ -393,6 +329,7 @@ GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
   }
   QC_GPU_REQUIRE(a.warps_per_row == 1 || a.warps_per_row == 2 || a.warps_per_row == 4 || a.warps_per_row == 8,
                  "gemv_block: warps_per_row must be 1, 2, 4 or 8, got " + std::to_string(a.warps_per_row));
+  if (stream_engine) return detail::gemv_block_stream(a, stream);
   const int rows_per_block = kWarps / a.warps_per_row * rows_per_warp;
   const dim3 grid((a.w.rows + rows_per_block - 1) / rows_per_block);
   const cudaError_t e =

@@ -6,6 +6,11 @@
 //   products of the weights' quants with the activation words (dp4a), scaled by the piece's factors
 //   (block_quant.cuh IntPiece): ~1.5 instructions per weight instead of ~7, as llama.cpp's MMVQ does. The
 //   weights are still exactly the reference's; the activations carry the format's error (kHL: <= s/254).
+// The quantised forms run on one of two engines that fold every sum in the same order (same bits for the
+// same warps_per_row): registers (gemv_block.cu: a lane loads its pieces itself; the default) or stream
+// (sm_90, opt-in, gemv_block_stream.cu: the bulk copy engine stages whole rows or row chunks in a
+// shared-memory ring, so the bytes in flight cost no registers; measured 2026-12-06 on an H100 slower than
+// the register engine on every 27B decode shape but the lm_head: docs/PERFORMANCE.md).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -16,6 +21,12 @@
 #include "status.h"
 
 namespace qc::gpu {
+
+enum class BlockEngine : uint8_t {
+  kAuto,       // registers: the stream engine measured slower on the 27B decode shapes (2026-12-06)
+  kRegisters,  // gemv_block.cu
+  kStream,     // gemv_block_stream.cu (sm_90+, opt-in); kF32 always runs on the register engine
+};
 
 struct GemvBlockArgs {
   BlockWeights w{};
@@ -30,12 +41,23 @@ struct GemvBlockArgs {
   int m = 1;
   int warps_per_row = 0;  // 1, 2, 4 or 8; 0 = auto: 8 (one block per row) for small N, 2 for long rows with
                           // few warps (kH / kHL), else 1
-  int rows_per_warp = 0;  // kH / kHL: rows per warp sharing the activation loads, 1 or 2; 0 = auto (1 at M = 1,
-                          // else 2). Same bits.
+  int rows_per_warp = 0;  // kH / kHL: rows per warp sharing the activation loads, 1 or 2 (stream: 1, 2 or 4);
+                          // 0 = auto (registers: 1 at M = 1, else 2). Same bits.
   int pipeline = -1;      // kH / kHL: 1 = a lane issues its next piece's loads before decoding the current one
                           // (two in flight), 0 = one; -1 = auto. Same bits.
   int act_sums = -1;      // kH / kHL, Q4_K / Q5_K: 1 = the activation sums of their min term formed once per block
                           // in shared memory, 0 = per piece and row; -1 = auto (other types: 0). Same bits.
+  BlockEngine engine = BlockEngine::kAuto;
+  // Stream engine only (0 = auto; none changes a bit):
+  int stream_warps = 0;   // consumer warps, a multiple of warps_per_row, <= 15 (+1 warp issues the copies)
+  int stream_chunk = 0;   // pieces of a row per stage: a multiple of 32 x warps_per_row; 0 = whole rows where
+                          // three stages of them fit, else chunks of about a quarter of the ring
+  int stream_stages = 0;  // ring stages, 2..16; 0 = as many as fit stream_smem
+  int stream_smem = 0;    // shared memory a block may take, bytes (half an SM's lets a block of the next
+                          // kernel fit beside it and start its copies while this one drains); 0 = all a
+                          // block may opt in to (measured faster: the ring is deeper)
+  int stream_acts = -1;   // 1 = the activation words staged in shared memory once per block, 0 = read from
+                          // global memory (L1); -1 = staged where they take at most half of stream_smem
   bool pdl = false;
 };
 GpuStatus gemv_block(const GemvBlockArgs& args, cudaStream_t stream);

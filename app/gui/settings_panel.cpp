@@ -180,7 +180,7 @@ void SettingsPanel::kernels(UiContext& ctx) {
     help(ctx, "split-K: each row's sum is cut into this many pieces summed by separate thread groups (more "
               "parallel work for narrow matrices; the sum order changes, so the bits may too)");
   }
-  if (k.gemv == GemvVariant::kTile || k.gemv == GemvVariant::kTileH) {
+  if (gemv_streaming(k.gemv)) {
     const char* rows[] = {"auto", "1", "2"};
     changed |= ImGui::Combo("Rows per warp", &k.tile_rows_per_warp, rows, 3);
     int unroll = k.tile_unroll == 0 ? 0 : k.tile_unroll == 4 ? 1 : 2;

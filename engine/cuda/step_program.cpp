@@ -88,9 +88,8 @@ StepProgram::Run make_run(const KernelConfig& cfg, cudaStream_t s, LaunchProfile
 }  // namespace
 
 bool StepProgram::fused_gate_up(const DevLayer& L, const KernelConfig& cfg) const {
-  const bool tile = cfg.gemv == GemvVariant::kTile || cfg.gemv == GemvVariant::kTileH;
-  return cfg.fuse_gate_up && tile && L.gate_up.parts.size() == 1 && L.gate_up.parts[0].q8() &&
-         L.gate_up.n_out == 2 * c_.n_ff && c_.n_ff % gpu::kQBlock == 0;
+  return cfg.fuse_gate_up && gemv_streaming(cfg.gemv) && L.gate_up.parts.size() == 1 &&
+         L.gate_up.parts[0].q8() && L.gate_up.n_out == 2 * c_.n_ff && c_.n_ff % gpu::kQBlock == 0;
 }
 
 Status StepProgram::norm(Run& r, const float* x, const float* w, int m, const QBuf& out) const {

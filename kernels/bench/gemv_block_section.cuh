@@ -1,6 +1,7 @@
 // qwenchat-gemv-bench --blocks TYPES: gemv_block (llama.cpp's block formats, #16) on the 27B shapes,
-// M = 1..4, in its activation forms hl (dp4a on the words decode uses by default) and h with its schedule
-// options (rows per warp, pipelined loads, shared activation sums, warps per row), and f32; each point L
+// M = 1..4, in its activation forms hl (dp4a on the words decode uses by default) and h on its two engines
+// with their schedule options (registers: rows per warp, pipelined loads, shared activation sums, warps per
+// row; stream: rows per warp, consumer warps, chunk, ring stages), and f32; each point L
 // launches over rotated weight copies (>= 256 MB, so L2 never holds a matrix) captured in a CUDA graph
 // with programmatic dependent launch (what decode runs), median of replays;
 // GB/s counts the bytes the file holds for the matrix (rows x blocks x block bytes), against the read
@@ -67,21 +68,52 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
   // Activation form (hl: words hi+lo, h: hi only, f32), rows per warp (1, 2), "p" two pieces per lane in
   // flight (pipeline), "s" the min term's activation sums formed once per block (Q4_K / Q5_K; elsewhere
   // the same kernel as without), "w2" two warps per row (else the launcher's choice); "auto" the launcher's
-  // choice of all of them (what decode runs).
+  // choice of all of them: the register engine. "hls" / "hs": the stream engine with its launcher's choices
+  // (what the tile variants run on sm_90), "_rR" R rows per warp, "_cC" C consumer warps, "_kP" P pieces of
+  // a row per stage, "_sS" S ring stages, "_wW" W warps per row, "_g" the activation words read from global
+  // memory (else staged in shared memory where they fit), "full" a block takes all of an SM's shared memory
+  // (else half, so the next kernel's block fits beside it).
   struct Form {
     const char* name;
     qc::ActFormat f;
     int rpw, pipe, sums, wpr;
+    qc::gpu::BlockEngine engine = qc::gpu::BlockEngine::kRegisters;
+    int warps = 0, chunk = 0, stages = 0, smem = 0, acts = -1;
   };
+  using E = qc::gpu::BlockEngine;
+  constexpr qc::ActFormat HL = qc::ActFormat::kHL, H = qc::ActFormat::kH;
   const Form all_forms[] = {
-      {"hlauto", qc::ActFormat::kHL, 0, -1, -1, 0}, {"hauto", qc::ActFormat::kH, 0, -1, -1, 0},
-      {"hl2psw2", qc::ActFormat::kHL, 2, 1, 1, 2},  {"h2psw2", qc::ActFormat::kH, 2, 1, 1, 2},
-      {"hl1", qc::ActFormat::kHL, 1, 0, 0, 0},    {"hl1s", qc::ActFormat::kHL, 1, 0, 1, 0},
-      {"hl1p", qc::ActFormat::kHL, 1, 1, 0, 0},   {"hl1ps", qc::ActFormat::kHL, 1, 1, 1, 0},
-      {"hl1w2", qc::ActFormat::kHL, 1, 0, 0, 2},  {"hl1psw2", qc::ActFormat::kHL, 1, 1, 1, 2},
-      {"hl2", qc::ActFormat::kHL, 2, 0, 0, 0},    {"hl2ps", qc::ActFormat::kHL, 2, 1, 1, 0},
-      {"h1", qc::ActFormat::kH, 1, 0, 0, 0},      {"h1ps", qc::ActFormat::kH, 1, 1, 1, 0},
-      {"h2ps", qc::ActFormat::kH, 2, 1, 1, 0},    {"f32", qc::ActFormat::kF32, 0, 0, 0, 0}};
+      {"hlauto", HL, 0, -1, -1, 0}, {"hauto", H, 0, -1, -1, 0},        {"hl2psw2", HL, 2, 1, 1, 2},
+      {"h2psw2", H, 2, 1, 1, 2},    {"hl1", HL, 1, 0, 0, 0},           {"hl1s", HL, 1, 0, 1, 0},
+      {"hl1p", HL, 1, 1, 0, 0},     {"hl1ps", HL, 1, 1, 1, 0},         {"hl1w2", HL, 1, 0, 0, 2},
+      {"hl1psw2", HL, 1, 1, 1, 2},  {"hl2", HL, 2, 0, 0, 0},           {"hl2ps", HL, 2, 1, 1, 0},
+      {"h1", H, 1, 0, 0, 0},        {"h1ps", H, 1, 1, 1, 0},           {"h2ps", H, 2, 1, 1, 0},
+      {"f32", qc::ActFormat::kF32, 0, 0, 0, 0},
+      {"hls", HL, 0, -1, -1, 0, E::kStream},
+      {"hs", H, 0, -1, -1, 0, E::kStream},
+      {"hls_r1", HL, 1, -1, -1, 0, E::kStream},
+      {"hls_r4", HL, 4, -1, -1, 0, E::kStream},
+      {"hs_r1", H, 1, -1, -1, 0, E::kStream},
+      {"hs_r4", H, 4, -1, -1, 0, E::kStream},
+      {"hls_c4", HL, 0, -1, -1, 0, E::kStream, 4},
+      {"hls_c12", HL, 0, -1, -1, 0, E::kStream, 12},
+      {"hls_c12r1", HL, 1, -1, -1, 0, E::kStream, 12},
+      {"hls_c4r4", HL, 4, -1, -1, 0, E::kStream, 4},
+      {"hls_k256", HL, 0, -1, -1, 0, E::kStream, 0, 256},
+      {"hls_s2", HL, 0, -1, -1, 0, E::kStream, 0, 0, 2},
+      {"hls_w1", HL, 0, -1, -1, 1, E::kStream},
+      {"hls_w2", HL, 0, -1, -1, 2, E::kStream},
+      {"hls_w8", HL, 0, -1, -1, 8, E::kStream, 8},
+      {"hls_g", HL, 0, -1, -1, 0, E::kStream, 0, 0, 0, 0, 0},            // activations from global memory
+      {"hls_full", HL, 0, -1, -1, 0, E::kStream, 0, 0, 0, 220 * 1024},  // one block per SM, all its smem
+      {"hls_c12full", HL, 0, -1, -1, 0, E::kStream, 12, 0, 0, 220 * 1024},
+      {"hs_full", H, 0, -1, -1, 0, E::kStream, 0, 0, 0, 220 * 1024},
+      {"hls_c8", HL, 0, -1, -1, 0, E::kStream, 8},
+      {"hls_c15", HL, 0, -1, -1, 0, E::kStream, 15},
+      {"hs_c15", H, 0, -1, -1, 0, E::kStream, 15},
+      {"hls_c15r1", HL, 1, -1, -1, 0, E::kStream, 15},
+      {"hls_half", HL, 0, -1, -1, 0, E::kStream, 0, 0, 0, 110 * 1024},
+      {"hls_c15s2", HL, 0, -1, -1, 0, E::kStream, 15, 0, 2}};
   std::vector<Form> forms;
   for (const Form& f : all_forms)
     if (form_filter.empty() || ("," + form_filter + ",").find(std::string(",") + f.name + ",") != std::string::npos)
@@ -109,6 +141,12 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
           a.pipeline = form.pipe;
           a.act_sums = form.sums;
           a.warps_per_row = form.wpr;
+          a.engine = form.f == qc::ActFormat::kF32 ? qc::gpu::BlockEngine::kRegisters : form.engine;
+          a.stream_warps = form.warps;
+          a.stream_chunk = form.chunk;
+          a.stream_stages = form.stages;
+          a.stream_smem = form.smem;
+          a.stream_acts = form.acts;
           a.x = x;
           a.ld_x = s.k;
           a.xq = qc::gpu::QActIn{hi, lo, scale, s.k, s.k / 32};

@@ -6,7 +6,7 @@
 //
 // Files of the family (this folder): gemv_q8.cpp the entry points (argument checks, the dispatch over the
 // table); gemv_q8_rows.cu the warp-per-row kernels; gemv_q8_deq.cu f32 activations; gemv_q8_tile.cu the tile
-// entry and engine 1; gemv_q8_stream.cu (+ gemv_q8_async.cuh) engine 2; gemv_q8_ring.cu engine 3;
+// entry and engine 1; gemv_q8_stream.cu (+ ../bulk_copy.cuh) engine 2; gemv_q8_ring.cu engine 3;
 // persistent_launch.cuh the persistent-grid launch engines 2 and 3 share; gemv_q8_stage.cuh what the tile
 // engines share on the device.
 //

@@ -24,7 +24,7 @@
 // empty[s] for a later use of the slot before the current use is released.
 #include <algorithm>
 
-#include "gemv_q8_async.cuh"
+#include "bulk_copy.cuh"
 #include "gemv_q8_internal.h"
 #include "gemv_q8_stage.cuh"
 #include "persistent_launch.cuh"

@@ -199,6 +199,7 @@ TEST(BlockQuantKernels, QuantisedActivationGemvIsTheExactDotWithinItsRounding) {
             gpu::GemvBlockArgs a;
             a.w = m.weights(tc.type);
             a.format = f;
+            a.engine = gpu::BlockEngine::kRegisters;  // the stream engine: test_block_stream.cpp
             a.rows_per_warp = 1;
             a.pipeline = 0;
             a.act_sums = 0;

@@ -42,6 +42,10 @@ enum class GemvVariant : uint8_t {
 };
 inline constexpr int kGemvVariantCount = 11;
 
+// The streaming design (tile, tile_h): tuned tile schedules, the fused gate+up, and the block GEMV's stream
+// engine on K-quant matrices.
+inline bool gemv_streaming(GemvVariant v) { return v == GemvVariant::kTile || v == GemvVariant::kTileH; }
+
 // Activation format a variant consumes; the norm/quant producers write this format.
 enum class ActFormat : uint8_t { kH, kHL, kF32 };
 

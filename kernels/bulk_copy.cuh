@@ -1,6 +1,7 @@
-// sm_90 asynchronous-copy primitives for the stream engine (gemv_q8_stream.cu): shared-memory mbarriers with
-// transaction counts and the bulk copy engine (cp.async.bulk, global -> shared, one instruction per
-// contiguous range of up to megabytes, completing on an mbarrier). Only compiled into sm_90+ code paths.
+// sm_90 asynchronous-copy primitives for the stream engines (gemv_q8/gemv_q8_stream.cu,
+// gemv_block_stream.cu): shared-memory mbarriers with transaction counts and the bulk copy engine
+// (cp.async.bulk, global -> shared, one instruction per contiguous range of up to megabytes, completing on
+// an mbarrier). Only compiled into sm_90+ code paths.
 #pragma once
 
 #include <cstdint>
