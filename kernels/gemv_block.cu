@@ -279,9 +279,7 @@ GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
                  "gemv_block: Q4_0/Q5_0 weights must start 2-byte aligned");
   QC_GPU_REQUIRE(a.engine != BlockEngine::kStream || a.format != ActFormat::kF32,
                  "gemv_block: the stream engine runs the quantised activation forms (h, hl), not f32");
-  const bool stream_engine =
-      a.format != ActFormat::kF32 &&
-      a.engine == BlockEngine::kStream;  // kAuto: registers (gemv_block.h)
+  const bool stream_engine = a.engine == BlockEngine::kStream;  // kAuto: registers (gemv_block.h)
   int rows_per_warp = 1;
   if (stream_engine) {
     // Auto: two rows per warp share the activation words' loads (measured 2026-12-06).
