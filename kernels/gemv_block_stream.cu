@@ -131,6 +131,16 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_block_stream_kernel(const
     }
   };
 
+  // Copy i's bulk range [a0, a1): the 16-byte aligned envelope of its bytes, cut back to the last aligned
+  // address where it would leave the matrix (the bytes past a1 are then copied with ordinary loads).
+  auto envelope = [&](int rg0, int nrows, int pb0, int np, int i, uintptr_t& src, size_t& len, int& slot,
+                      uintptr_t& a0, uintptr_t& a1) {
+    copy_of(rg0, nrows, pb0, np, i, src, len, slot);
+    a0 = src & ~uintptr_t{15};
+    a1 = (src + len + 15) & ~uintptr_t{15};
+    if (a1 > wend) a1 = (src + len) & ~uintptr_t{15};
+  };
+
   const bool producer = warp == C;
   auto produce = [&](int t) {
     int rg0, nrows, pb0, np;
@@ -141,14 +151,11 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_block_stream_kernel(const
     uint32_t tx = 0;
     bool generic = false;
     for (int i = lane; i < copies; i += 32) {
-      uintptr_t src;
+      uintptr_t src, a0, a1;
       size_t len;
       int slot;
-      copy_of(rg0, nrows, pb0, np, i, src, len, slot);
-      const uintptr_t a0 = src & ~uintptr_t{15};
-      uintptr_t a1 = (src + len + 15) & ~uintptr_t{15};
-      if (a1 > wend) {  // the matrix's last bytes: the aligned range would leave it
-        a1 = (src + len) & ~uintptr_t{15};
+      envelope(rg0, nrows, pb0, np, i, src, len, slot, a0, a1);
+      if (a1 < src + len) {  // the matrix's last bytes: the aligned range would leave it
         const uint16_t* from = reinterpret_cast<const uint16_t*>(a1);
         uint16_t* to = reinterpret_cast<uint16_t*>(st + slot + (a1 - a0));
         for (uintptr_t e = 0; e < (src + len - a1) / 2; ++e) to[e] = __ldg(from + e);
@@ -163,13 +170,10 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_block_stream_kernel(const
     if (lane == 0) mbar_arrive_expect_tx(full, tx);
     __syncwarp();
     for (int i = lane; i < copies; i += 32) {
-      uintptr_t src;
+      uintptr_t src, a0, a1;
       size_t len;
       int slot;
-      copy_of(rg0, nrows, pb0, np, i, src, len, slot);
-      const uintptr_t a0 = src & ~uintptr_t{15};
-      uintptr_t a1 = (src + len + 15) & ~uintptr_t{15};
-      if (a1 > wend) a1 = (src + len) & ~uintptr_t{15};
+      envelope(rg0, nrows, pb0, np, i, src, len, slot, a0, a1);
       if (a1 > a0)
         bulk_g2s(smem_addr(st + slot), reinterpret_cast<const void*>(a0), static_cast<uint32_t>(a1 - a0),
                  full);
@@ -313,15 +317,8 @@ StreamKernel pick(bool hl, int r, int m) {
   }
 }
 
-int device_attr(cudaDeviceAttr attr, int fallback) {
-  int dev = 0, v = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, attr, dev) != cudaSuccess)
-    return fallback;
-  return v;
-}
-
 bool block_stream_supported() {
-  return device_attr(cudaDevAttrComputeCapabilityMajor, 0) >= 9;
+  return device_attribute(cudaDevAttrComputeCapabilityMajor, 0) >= 9;
 }
 
 }  // namespace
@@ -356,8 +353,8 @@ GpuStatus gemv_block_stream(const GemvBlockArgs& a, cudaStream_t stream) {
   // and the static `part` array). Half an SM's would let one block of the next kernel fit beside it and
   // issue its first copies before this one has drained; measured slower (2026-12-06: the shallower ring
   // forces row chunks, one copy per row, on the wide shapes).
-  const int optin = device_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin, 48 * 1024) - 1024;
-  const int per_sm = device_attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor, 48 * 1024);
+  const int optin = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, 48 * 1024) - 1024;
+  const int per_sm = device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, 48 * 1024);
   const int limit = a.stream_smem > 0 ? std::min(a.stream_smem, optin) : std::min(optin, per_sm - 2048);
   constexpr int kBarBytes = 256;
   const bool hl = a.format == ActFormat::kHL;

@@ -303,13 +303,7 @@ StreamKernel pick_r(int mats, int r, int m) {
   return nullptr;
 }
 
-int optin_smem() {
-  int dev = 0, v = 48 * 1024;
-  if (cudaGetDevice(&dev) != cudaSuccess) return v;
-  if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
-    return 48 * 1024;
-  return v;
-}
+int optin_smem() { return device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, 48 * 1024); }
 
 constexpr int kActStageLimit = 64 * 1024;  // stage activations up to this many bytes (else L1/L2 serve them)
 
