@@ -67,6 +67,8 @@ struct GdnArgs {
   float l2_eps = 1e-6f;
   float norm_eps = 1e-6f;
   bool pdl = false;
+  // gdn_prefill only: the chunked scan on tensor cores (gdn_chunk.h, opt-in) instead of the token scan.
+  bool chunked = false;
 
   int conv_dim() const { return 2 * n_k_heads * head_k_dim + n_v_heads * head_v_dim; }
 };

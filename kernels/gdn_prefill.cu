@@ -1,9 +1,10 @@
-// Kernels of gdn_prefill.h: conv + norms + gates, ring update, scan, gated norm. Arithmetic with explicit
-// __f*_rn like gdn.cu; every reduction has a fixed order (per-lane chains, fixed accumulator trees,
-// xor butterflies), so the results are a function of the inputs alone.
+// Kernels of gdn_prefill.h: conv + norms + gates, ring update, scan (or gdn_chunk.cu's), gated norm.
+// Arithmetic with explicit __f*_rn like gdn.cu; every reduction has a fixed order (per-lane chains, fixed
+// accumulator trees, xor butterflies), so the results are a function of the inputs alone.
 #include <cstdint>
 
 #include "common.cuh"
+#include "gdn_chunk.h"
 #include "gdn_prefill.h"
 
 namespace qc::gpu {
@@ -38,6 +39,7 @@ struct Scratch {
   float* vo;    // [M][Nv*dv]
   float* gate;  // [Nv][Mp][2]
   int mp;       // M rounded up to kTile
+  float* chunk;  // a.chunked: gdn_chunk_floats(a) (w | qw | ou | g)
 };
 
 Scratch carve(const GdnArgs& a, float* scratch) {
@@ -47,7 +49,23 @@ Scratch carve(const GdnArgs& a, float* scratch) {
   s.vo = s.qk + m * 2 * a.n_k_heads * a.head_k_dim;
   s.gate = s.vo + m * a.n_v_heads * a.head_v_dim;
   s.mp = round_up(a.m, kTile);
+  s.chunk = s.gate + static_cast<size_t>(s.mp) * 2 * a.n_v_heads;
   return s;
+}
+
+GdnChunkBufs chunk_bufs(const GdnArgs& a, const Scratch& s) {
+  GdnChunkBufs b;
+  b.qk = s.qk;
+  b.vo = s.vo;
+  b.gate = s.gate;
+  b.mp = s.mp;
+  b.rows = gdn_chunk_slots(a.m) * kGdnChunk;
+  const size_t head = static_cast<size_t>(b.rows) * a.n_v_heads;
+  b.w = s.chunk;
+  b.qw = b.w + head * a.head_k_dim;
+  b.ou = b.qw + head * a.head_k_dim;
+  b.g = b.ou + head * a.head_v_dim;
+  return b;
 }
 
 // ---- cp.async (sm_80+): 16-byte global -> shared copies, L2 only (.cg). Data written by the earlier
@@ -141,7 +159,7 @@ __global__ void __launch_bounds__(kConvThreads) gdn_prefill_conv_kernel(const Gd
       const float gl = __fmul_rn(
           softplus(__fadd_rn(a.alpha[static_cast<size_t>(t) * a.ld_alpha + j], a.dt_bias[j])), a.ssm_a[j]);
       g[2 * t] = beta;
-      g[2 * t + 1] = expf(gl);
+      g[2 * t + 1] = a.chunked ? gl : expf(gl);  // gdn_chunk.h takes the log decay
     }
     // The padding tokens [M, Mp) of the last tile: the scan copies whole 16-byte chunks, never uses them.
     if (t == a.m - 1)
@@ -370,7 +388,7 @@ size_t gdn_prefill_scratch_floats(const GdnArgs& a) {
   const size_t mp = static_cast<size_t>(round_up(a.m > 0 ? a.m : 0, kTile));
   return m * (2 * static_cast<size_t>(a.n_k_heads) * a.head_k_dim +
               static_cast<size_t>(a.n_v_heads) * a.head_v_dim) +
-         2 * static_cast<size_t>(a.n_v_heads) * mp;
+         2 * static_cast<size_t>(a.n_v_heads) * mp + (a.chunked ? gdn_chunk_floats(a) : 0);
 }
 
 GpuStatus gdn_prefill(const GdnArgs& a, float* scratch, cudaStream_t stream) {
@@ -421,14 +439,19 @@ GpuStatus gdn_prefill(const GdnArgs& a, float* scratch, cudaStream_t stream) {
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gdn_prefill_ring_kernel", __FILE__, __LINE__);
   QC_LAUNCH_CHECK("gdn_prefill_ring_kernel", stream);
 
-  if (a.head_k_dim == 128)
-    e = launch_kernel(gdn_prefill_scan_kernel<128>, dim3(a.head_v_dim / scan_cols(128), a.n_v_heads),
-                      dim3(kScanThreads), 0, stream, a.pdl, a, s);
-  else
-    e = launch_kernel(gdn_prefill_scan_kernel<64>, dim3(a.head_v_dim / scan_cols(64), a.n_v_heads),
-                      dim3(kScanThreads), 0, stream, a.pdl, a, s);
-  if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gdn_prefill_scan_kernel", __FILE__, __LINE__);
-  QC_LAUNCH_CHECK("gdn_prefill_scan_kernel", stream);
+  if (a.chunked) {
+    const GpuStatus scan = gdn_chunk_scan(a, chunk_bufs(a, s), stream);
+    if (!scan.ok()) return scan;
+  } else {
+    if (a.head_k_dim == 128)
+      e = launch_kernel(gdn_prefill_scan_kernel<128>, dim3(a.head_v_dim / scan_cols(128), a.n_v_heads),
+                        dim3(kScanThreads), 0, stream, a.pdl, a, s);
+    else
+      e = launch_kernel(gdn_prefill_scan_kernel<64>, dim3(a.head_v_dim / scan_cols(64), a.n_v_heads),
+                        dim3(kScanThreads), 0, stream, a.pdl, a, s);
+    if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gdn_prefill_scan_kernel", __FILE__, __LINE__);
+    QC_LAUNCH_CHECK("gdn_prefill_scan_kernel", stream);
+  }
 
   const int norm_warps = a.n_v_heads * a.m;
   e = launch_kernel(gdn_prefill_norm_kernel, dim3((norm_warps + kNormThreads / 32 - 1) / (kNormThreads / 32)),

@@ -21,7 +21,13 @@
 // Chunk invariance: every per-token value is a function of that token's inputs, the conv inputs of the
 // previous conv_kernel - 1 positions (bit copies, wherever they come from) and the carried state only, with
 // reduction orders fixed by the thread layout (which depends on dk and dv only, never on M or the position).
-// So a prompt gives the same bits however it is split into calls. The bits differ from gdn_step's (other
+// So a prompt gives the same bits however it is split into calls.
+//
+// With a.chunked the scan is gdn_chunk.h's instead (opt-in, slower today: docs/PERFORMANCE.md 2026-12-06
+// third session): the delta rule over chunks of kGdnPrefillGrid positions on TF32 tensor cores, a prep
+// kernel per (chunk, value head) and a scan per (32 value columns, value head). Its chunks lie on absolute
+// positions, so a prompt keeps its bits only across calls that start on that grid (Backend::prefill_grid);
+// elsewhere the values agree within the rounding. The gate row then holds the log decay. The bits differ from gdn_step's (other
 // reduction trees for the L2 norms, the dot products and the output norm); the conv values are the same.
 //
 // After the call `state` and the ring are what a following gdn_step / gdn_prefill at position pos0 + M
@@ -33,12 +39,13 @@
 //   v/o  [M][Nv*dv]       silu(conv v); overwritten in place by the raw o of the scan
 //   gate [Nv][Mp][2]      beta, decay (head-major so that a tile of tokens is one contiguous range)
 // = M * (2*Nk*dk + Nv*dv) + 2 * Nv * Mp floats; 27B (16/48 heads, 128/128): 10240 * M + 96 * Mp, about
-// 81 MiB at M = 2048.
+// 81 MiB at M = 2048. With a.chunked also gdn_chunk.h's w, qw [Nv][R][dk], ou [Nv][R][dv]
+// and g [Nv][R], R = gdn_chunk_slots(M) * 64: 155 MiB more at M = 2048.
 //
 // Cost, measured on an H200 (27B layer, M = 2048, ncu): conv 146 us, ring 3 us, scan 666 us, norm 77 us;
 // whole call 0.89 ms (0.44 us per token and layer; 0.51 at M = 128). The scan is a sequential recurrence
 // over the tokens, issue-bound on the state's 4 flops per element and token plus its reductions; the
-// chunked (WY) form on tensor cores would be the next step, at the price of other rounding.
+// chunked (WY) form on tensor cores (a.chunked) is the way down once it is faster than this.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -51,6 +58,8 @@
 namespace qc::gpu {
 
 inline constexpr int kGdnPrefillMaxRows = 2048;
+// The chunk grid (absolute positions) of the chunked scan (GdnArgs::chunked).
+inline constexpr int kGdnPrefillGrid = 64;
 
 // Floats of scratch gdn_prefill needs for these arguments (a function of m and the shape only).
 size_t gdn_prefill_scratch_floats(const GdnArgs& a);

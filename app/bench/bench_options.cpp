@@ -25,6 +25,8 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
     {"prefill-weights", true,
      "the f16 GEMM's weights: auto (default: resident when a quarter of the card stays free), resident, per-chunk"},
     {"prefill-rows", true, "tokens per prompt chunk (default 1024)"},
+    {"gdn-chunked", false,
+     "the prompt path's GDN scan in the chunked form on tensor cores (opt-in, kernels/gdn_chunk.h)"},
     {"memory-limit", true, "GiB of device memory to plan the load against (simulates a smaller card)"},
     {"weights", true,
      "the preset's weights as llama-quantize would write the file: q8_0 (default), f32, q4_0, q5_0, q4_k_s, "
@@ -85,6 +87,7 @@ Result<Options> parse_bench_options(int argc, char** argv, bool* help) {
   QC_ASSIGN(o.budget_s, a.get_double("budget", o.budget_s, 1.0, 1e5));
   o.quick = a.has("quick");
   o.only_prefill = a.has("only-prefill");
+  o.gdn_chunked = a.has("gdn-chunked");
   QC_ASSIGN(o.memory_limit, a.get_gib("memory-limit", 0.25, 4096.0));
   if (const auto w = a.get("weights")) {
     // llama.cpp's file types by name; the plain ones (f32, q8_0) fill every matrix with their type, the

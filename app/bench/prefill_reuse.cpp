@@ -50,7 +50,8 @@ Timed reply(Backend& be, PrefixCache* cache, const std::vector<int32_t>& prompt,
     }
     t.reused = *r;
     req.prompt.erase(req.prompt.begin(), req.prompt.begin() + t.reused);
-    if (checkpoint > t.reused) req.checkpoint = checkpoint - t.reused;
+    const int kept = be.prefill_grid_floor(checkpoint);  // where the cache can keep a state
+    if (kept > t.reused) req.checkpoint = kept - t.reused;
   } else {
     be.reset();
   }

@@ -110,6 +110,7 @@ struct MemoryEstimate {
 
 // prefill_rows: the prompt path's chunk (0 = no prompt path); prefill_f16: with the f16 GEMM's buffers.
 Result<MemoryEstimate> estimate_memory(const ModelConfig& c, const ModelWeights& w, bool have_data, int n_ctx,
-                                       bool with_history, int sm_count, int prefill_rows, bool prefill_f16);
+                                       bool with_history, int sm_count, int prefill_rows, bool prefill_f16,
+                                       bool gdn_chunked);
 
 }  // namespace qc::cuda

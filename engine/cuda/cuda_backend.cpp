@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cublaslt.h"
+#include "gdn_prefill.h"
 #include "cuda/make_cuda_backend.h"
 #include "cuda/device_plan.h"
 #include "cuda/prefill_weights.h"
@@ -118,7 +119,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   QC_ASSIGN(b->model_, layout_model(config, weights, have_data, wc));
   QC_TRY(layout_state(config, b->model_, b->n_ctx_, rc, hc2, kc2, &b->st_, with_history));
   QC_TRY(layout_scratch(config, b->model_, b->sm_count_, sc, &b->sc_));
-  QC_TRY(layout_prefill(config, b->model_, prefill_rows, prefill_f16, pc, &b->pb_));
+  QC_TRY(layout_prefill(config, b->model_, prefill_rows, prefill_f16, options.gdn_chunked, pc, &b->pb_));
   Carver fc(b->prefill_weights_block_.get());
   if (f16_resident) place_prefill_f16_weights(b->model_, fc);
   if (wc.bytes() != b->mem_.weights || rc.bytes() != b->mem_.recurrent || hc2.bytes() != b->mem_.history ||
@@ -191,6 +192,10 @@ CudaBackend::~CudaBackend() {
   graphs_.clear();
   if (capture_stream_) cudaStreamDestroy(capture_stream_);
   if (stream_) cudaStreamDestroy(stream_);
+}
+
+int CudaBackend::prefill_grid() const {
+  return pb_.rows > 0 && pb_.gdn_chunked ? gpu::kGdnPrefillGrid : 1;
 }
 
 BackendInfo CudaBackend::info() const {

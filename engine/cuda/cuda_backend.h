@@ -71,6 +71,10 @@ struct CudaBackendOptions {
   int prefill_rows = 1024;
   PrefillGemm prefill_gemm = PrefillGemm::kAuto;
   PrefillWeights prefill_weights = PrefillWeights::kAuto;
+  // The prompt path's Gated DeltaNet scan in the chunked form on TF32 tensor cores (kernels/gdn_chunk.h)
+  // instead of the token scan: opt-in, slower today (docs/PERFORMANCE.md, 2026-12-06 third session); its
+  // bits then hold only across calls starting on prefill_grid() = 64.
+  bool gdn_chunked = false;
   KernelConfig kernels;  // probes included (per-layer norms)
   int device = 0;
   // Device memory to plan against (memory_plan.h), at most what cudaMemGetInfo reports free; 0 = that.
@@ -111,6 +115,7 @@ class CudaBackend final : public Backend {
   void reset() override;
   Result<StepOutput> forward(std::span<const int32_t> tokens, int pos) override;
   int prefill_rows() const override { return pb_.rows; }
+  int prefill_grid() const override;
   Result<StepOutput> prefill(std::span<const int32_t> tokens, int pos, const PrefillMtp& mtp) override;
   bool has_mtp() const override { return model_.has_mtp; }
   Result<StepOutput> mtp_forward(int32_t token, std::span<const float> hidden, int pos) override;

@@ -62,6 +62,7 @@ struct PrefillBuffers {
   float* attn_out = nullptr;  // [rows][n_attn]: the MTP block's attention output (not used further)
   float* hidden = nullptr;    // [rows + 1][H]: row 0 the hidden before the chunk, row 1 + i chunk row i
   float* gdn = nullptr;       // gdn_prefill scratch
+  bool gdn_chunked = false;   // gdn_prefill's chunked scan (GdnArgs::chunked)
   float* attn_q = nullptr;    // attention_prefill scratch: [rows][n_head][head_dim] rotated queries
   // The f16 GEMM's buffers (gemm_f16.h; null on the int8 path): a chunk's activations in f16, one weight
   // slice dequantised (at most w16_elems elements: a matrix larger than that is dequantised and multiplied
@@ -81,9 +82,10 @@ inline constexpr size_t kF16SliceElems = size_t{96} << 20;
 // of 128 (17408 for the 27B's gate|up: a GEMM shape the heuristic serves as well as the whole matrix).
 int f16_slice_rows(int n, int k);
 
-// rows = 0 lays out nothing (the prefill path is off). f16: the gemm_f16 buffers too.
-Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool f16, Carver& carver,
-                      PrefillBuffers* out);
+// rows = 0 lays out nothing (the prefill path is off). f16: the gemm_f16 buffers too. gdn_chunked: the
+// chunked GDN scan's scratch (CudaBackendOptions::gdn_chunked).
+Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool f16, bool gdn_chunked,
+                      Carver& carver, PrefillBuffers* out);
 
 struct PrefillChunk {
   int pos = 0;               // position of the first token (the caller uploaded pos/tokens)

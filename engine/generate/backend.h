@@ -62,10 +62,22 @@ class Backend {
   // ---- The prompt path (optional): prompt chunks on kernels of their own ----
   // Most tokens one prefill() call takes; 0 = none, prompts go through forward() in chunks of max_batch().
   virtual int prefill_rows() const { return 0; }
+  // Positions the prompt path's calls must start at for its bits not to depend on how a prompt is split:
+  // a call starting at a multiple of prefill_grid() gives the bits of an uninterrupted run; one starting
+  // elsewhere gives the same values within the rounding (the CUDA backend's chunked Gated DeltaNet works
+  // on an absolute grid of 64 positions). The generator ends its chunks and the prefix cache keeps its
+  // states on this grid. 1 = any position.
+  virtual int prefill_grid() const { return 1; }
+  // The grid point at or before pos (where a kept state or a chunk's end goes).
+  int prefill_grid_floor(int pos) const {
+    const int g = prefill_grid() > 1 ? prefill_grid() : 1;
+    return pos / g * g;
+  }
   // Runs prompt tokens at pos .. pos+n-1 (1 <= n <= prefill_rows(), same checks as forward()) and returns
   // the last token's logits and hidden state only (n_tokens == 1). The path's bits differ from forward()'s
-  // (other kernels) but do not depend on how a prompt is split into calls: a state that a prefill reached
-  // is reproducible, one that decoded tokens reached is not (runtime/prefix_cache.h keeps to the first).
+  // (other kernels) but do not depend on how a prompt is split into calls starting on prefill_grid(): a
+  // state that a prefill reached is reproducible, one that decoded tokens reached is not
+  // (runtime/prefix_cache.h keeps to the first).
   // With mtp.entries (and an MTP block) it also writes the MTP cache entries whose next token it knows
   // (generator.cpp's notation: the entry at q comes from x_{q+1} and h_q): q = pos-1 when prev_hidden holds
   // h_{pos-1}, q = pos .. pos+n-2 from the chunk, and q = pos+n-1 when next_token >= 0.

@@ -202,7 +202,8 @@ void Generator::emit(Run& run, int32_t token, std::span<const float> logits_row)
 // its last row only; the backend writes the MTP entries, including the one before the prompt when this
 // generator kept h_{start-1} and the one at a chunk's last position from the next chunk's first token.
 // Every prompt token goes through this path, even a single one, so that a state reached at a turn
-// boundary has the same bits however the conversation got there (runtime/prefix_cache.h).
+// boundary has the same bits however the conversation got there (runtime/prefix_cache.h); chunks end on
+// the backend's prefill_grid() (absolute positions), so later chunks start on it whatever the first did.
 Status Generator::prefill_path(Run& run) {
   const std::vector<int32_t>& prompt = run.req.prompt;
   const int n = static_cast<int>(prompt.size());
@@ -218,6 +219,10 @@ Status Generator::prefill_path(Run& run) {
       return Status::success();
     }
     len = std::min(chunk, n - c0);
+    if (c0 + len < n) {
+      const int end = backend_.prefill_grid_floor(run.start + c0 + len);
+      if (end > run.start + c0) len = end - run.start - c0;
+    }
     const int cp = run.req.checkpoint;
     if (cp > c0 && cp < c0 + len) len = cp - c0;  // a chunk ends at the checkpoint
     Backend::PrefillMtp mtp;

@@ -29,7 +29,9 @@ Result<int> PrefixCache::prepare(Backend& backend, Generator& generator, std::sp
 
   // 1. The prompt extends the live state (the next message; the live hidden feeds MTP's entry there).
   const bool live_hidden_ok = !mtp || live_.empty() || !live_hidden_.empty();
-  if (live_valid_ && !live_decoded_ && !live_.empty() && shared == live_.size() && shared < n &&
+  const int live_n = static_cast<int>(live_.size());
+  const bool on_grid = backend.prefill_grid_floor(live_n) == live_n;  // a later call starts on the grid
+  if (live_valid_ && !live_decoded_ && on_grid && !live_.empty() && shared == live_.size() && shared < n &&
       (!mtp || live_mtp_) && live_hidden_ok) {
     generator.set_context_hidden(static_cast<int>(shared) - 1, live_hidden_);
     run_mtp_ = mtp && live_mtp_;

@@ -206,8 +206,11 @@ void run_generation(const GenerateCommand& cmd, const GenerationContext& ctx) {
     }
     reused = *prepared;
     req.prompt.erase(req.prompt.begin(), req.prompt.begin() + reused);
-    // The state at the turn boundary is kept (when the prefill passes it): at least one token follows.
-    const int boundary = std::min(fitted->turn_boundary, static_cast<int>(full_prompt.size()) - 1);
+    // The state at the turn boundary is kept (when the prefill passes it): at least one token follows. On
+    // the prompt path's grid (Backend::prefill_grid), at most grid - 1 tokens before the boundary, so
+    // that the next reply's prefill starts where a fresh run also starts a call.
+    const int boundary =
+        backend.prefill_grid_floor(std::min(fitted->turn_boundary, static_cast<int>(full_prompt.size()) - 1));
     if (boundary > reused) req.checkpoint = boundary - reused;
   } else {
     backend.reset();

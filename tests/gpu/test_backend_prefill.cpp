@@ -5,7 +5,7 @@
 // cases without the toolkit's libcublasLt).
 //
 // Bounds, in the terms of test_backend_oracle.cpp (gain 4, 33 quantisation points per token; GDN rounds in
-// f32, below the floor). The floor: the decode path's f16 KV cache is 4 sqrt(2) 2^-11 (k and v rounded);
+// f32, the opt-in chunked scan to ~3e-4 of the RMS (test_gdn_prefill.cpp): below the floor). The floor: the decode path's f16 KV cache is 4 sqrt(2) 2^-11 (k and v rounded);
 // the prompt path's attention also rounds q and the probabilities to f16 (attention_flash.h), four
 // independent roundings of the same size: 4 sqrt(4) 2^-11.
 // - int8: every projection input in format hl, eps 0.0129 / 127 = 1.0e-4, as the hl-class GEMVs;
@@ -31,13 +31,16 @@ class CudaPrefill : public ::testing::TestWithParam<PrefillGemm> {
     if (GetParam() == PrefillGemm::kF16 && !gpu::cublaslt(&why)) GTEST_SKIP() << "cuBLASLt unavailable: " << why;
   }
   double bound() const { return GetParam() == PrefillGemm::kF16 ? kBoundF16 : kBoundInt8; }
-  std::unique_ptr<CudaBackend> make_prefill_cuda(const Model& model, int n_ctx, int rows) const;
+  std::unique_ptr<CudaBackend> make_prefill_cuda(const Model& model, int n_ctx, int rows,
+                                                bool gdn_chunked = false) const;
 };
 
-std::unique_ptr<CudaBackend> CudaPrefill::make_prefill_cuda(const Model& model, int n_ctx, int rows) const {
+std::unique_ptr<CudaBackend> CudaPrefill::make_prefill_cuda(const Model& model, int n_ctx, int rows,
+                                                            bool gdn_chunked) const {
   CudaBackendOptions o;
   o.n_ctx = n_ctx;
   o.prefill_rows = rows;
+  o.gdn_chunked = gdn_chunked;
   o.prefill_gemm = GetParam();
   auto b = CudaBackend::create(model.config(), model.weights(), o);
   if (!b.ok()) throw std::runtime_error("CudaBackend::create: " + b.error().describe());
@@ -159,6 +162,53 @@ TEST_P(CudaPrefill, ChunkingChangesNoBit) {
     EXPECT_TRUE(same_bits(got.logits, first.logits)) << "calls of " << calls[0] << "...";
     EXPECT_TRUE(same_bits(got.hidden, first.hidden)) << "calls of " << calls[0] << "...";
     EXPECT_TRUE(same_bits(next, first_next)) << "calls of " << calls[0] << "...: the state differs";
+  }
+}
+
+// The chunked GDN scan (CudaBackendOptions::gdn_chunked, opt-in): the last row and the next decoded token
+// against the oracle within the bound (its ~3e-4 of the RMS, test_gdn_prefill.cpp, is below the floor),
+// the same bits for calls starting on its grid (prefill_grid() = 64), within twice the bound of an
+// uninterrupted run for calls starting elsewhere.
+TEST_P(CudaPrefill, ChunkedGdnKeepsItsBitsOnTheGrid) {
+  QC_REQUIRE_CUDA_DEVICE();
+  auto model = load_model(DType::kQ8_0);
+  const auto& c = model->config();
+  const size_t V = static_cast<size_t>(c.n_vocab), H = static_cast<size_t>(c.n_embd);
+  auto oracle = make_oracle(*model);
+  auto gpu = make_prefill_cuda(*model, 512, 256, true);
+  ASSERT_EQ(gpu->prefill_grid(), 64);
+  const auto tokens = random_tokens(301, c.n_vocab, 301);
+  const std::vector<int32_t> prompt(tokens.begin(), tokens.end() - 1);
+  const SeqOut ref = run_sequence(*oracle, tokens, {32});
+  std::vector<float> first_next;
+  LastRow first;
+  for (const std::vector<int>& calls :
+       std::vector<std::vector<int>>{{256}, {64}, {128, 64}, {192, 128}, {1, 63, 64, 65, 107}, {100, 200}}) {
+    const LastRow got = prefill_sequence(*gpu, prompt, calls);
+    auto r = gpu->forward(std::span<const int32_t>(tokens.data() + 300, 1), 300);
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    const std::vector<float> next(r->logits.begin(), r->logits.end());
+    EXPECT_LT(rel_dist(got.logits, row_of(ref.logits, 299, V), 0, V), bound()) << "calls of " << calls[0];
+    EXPECT_LT(rel_dist(got.hidden, row_of(ref.hidden, 299, H), 0, H), bound()) << "calls of " << calls[0];
+    EXPECT_LT(rel_dist(next, row_of(ref.logits, 300, V), 0, V), bound()) << "calls of " << calls[0];
+    if (first.logits.empty()) {
+      first = got;
+      first_next = next;
+      continue;
+    }
+    bool on_grid = true;  // every call starts on the grid (the last size repeats, as in prefill_sequence)
+    for (size_t i = 0, at = 0; at < prompt.size(); ++i) {
+      on_grid = on_grid && at % 64 == 0;
+      at += static_cast<size_t>(calls[std::min(i, calls.size() - 1)]);
+    }
+    if (on_grid) {
+      EXPECT_TRUE(same_bits(got.logits, first.logits)) << "calls of " << calls[0] << "...";
+      EXPECT_TRUE(same_bits(got.hidden, first.hidden)) << "calls of " << calls[0] << "...";
+      EXPECT_TRUE(same_bits(next, first_next)) << "calls of " << calls[0] << "...: the state differs";
+    } else {
+      EXPECT_LT(rel_dist(got.logits, first.logits, 0, V), 2 * bound()) << "calls of " << calls[0] << "...";
+      EXPECT_LT(rel_dist(next, first_next, 0, V), 2 * bound()) << "calls of " << calls[0] << "...";
+    }
   }
 }
 

@@ -92,11 +92,12 @@ inline ReuseReply expect_same_reply(EnginePair& p, PrefixCache& cache, const Gen
   return kept;
 }
 
-// Tokens of the reply's turn boundary (what a regenerated reply and the next message reuse).
+// Tokens of the reply's turn boundary, on the backend's prompt grid (what a regenerated reply and the next
+// message reuse).
 inline int turn_boundary(Engine& e, const GenerateCommand& cmd) {
   auto f = fit_prompt(e.tokenizer(), cmd.history, cmd.render, e.backend().n_ctx(), cmd.reserve_tokens);
   EXPECT_TRUE(f.ok());
-  return f.ok() ? f->turn_boundary : -1;
+  return f.ok() ? e.backend().prefill_grid_floor(f->turn_boundary) : -1;  // where the kept state sits
 }
 
 constexpr uint64_t kReuseBudget = 256ull << 20;

@@ -49,6 +49,7 @@ struct FakeOptions {
   // Most tokens prefill() takes (Backend's prompt path: last row only, MTP entries written by the
   // backend); 0 = no prompt path.
   int prefill_rows = 0;
+  int prefill_grid = 1;  // Backend::prefill_grid()
 };
 
 class FakeSnapshot : public StateSnapshot {
@@ -140,8 +141,10 @@ class FakeBackend : public Backend {
   // The prompt path per its contract (backend.h): forward()'s states, the last row only, and the MTP
   // entries the chunk knows the next token of, recorded like mtp_forward() records them.
   int prefill_rows() const override { return o_.prefill_rows; }
+  int prefill_grid() const override { return o_.prefill_grid; }
   Result<StepOutput> prefill(std::span<const int32_t> tokens, int pos, const PrefillMtp& mtp) override {
     ++prefill_calls;
+    prefill_starts.push_back(pos);
     if (o_.prefill_rows == 0) return make_error("fake prefill: no prompt path");
     if (tokens.empty() || static_cast<int>(tokens.size()) > o_.prefill_rows)
       return make_error("fake prefill: chunk size out of range");
@@ -238,6 +241,7 @@ class FakeBackend : public Backend {
   // Records (per position, rewritten when a position is run again).
   int forward_calls = 0, mtp_calls = 0, restores = 0, speculative_calls = 0, commits = 0;
   int prefill_calls = 0, prev_entries = 0;
+  std::vector<int> prefill_starts;  // pos of every prefill() call
   int64_t tokens_run = 0;
   std::vector<int32_t> token_at;
   std::vector<uint64_t> state_at;

@@ -29,7 +29,8 @@ Turn reply(PrefixCache& cache, FakeBackend& b, Generator& g, const std::vector<i
   req.max_new_tokens = 8;
   req.sampler = SamplerParams::greedy();
   req.mtp = {true, 2};
-  req.checkpoint = checkpoint > t.reused ? checkpoint - t.reused : 0;
+  const int kept = b.prefill_grid_floor(checkpoint);  // on the prompt path's grid, like the worker
+  req.checkpoint = kept > t.reused ? kept - t.reused : 0;
   GenerateObserver obs;
   obs.on_checkpoint = [&](std::span<const float> hidden) {
     cache.checkpoint(b, std::span<const int32_t>(prompt).first(static_cast<size_t>(b.position())), hidden);
@@ -74,6 +75,54 @@ TEST(PrefixCachePromptPath, TheNextMessageRestartsAtTheTurnBoundaryNotTheLiveSta
     ASSERT_TRUE(want.ok());
     EXPECT_EQ(t2.tokens, want->tokens) << "rows " << rows;
   }
+}
+
+// A backend whose prompt path keeps its bits only for calls starting on a grid (the CUDA backend's chunked
+// Gated DeltaNet, Backend::prefill_grid): the generator ends its chunks on the grid whatever the first
+// call's start, the kept state sits on the grid point before the turn boundary, and the next reply, which
+// starts there, is the one a fresh prefill gives.
+TEST(PrefixCachePromptPath, CallsAndKeptStatesStayOnTheGrid) {
+  FakeOptions o;
+  o.prefill_rows = 16;
+  o.prefill_grid = 8;
+  {
+    FakeBackend b(o);
+    Generator g(b, testing::fake_text(), GeneratorOptions{64});
+    ASSERT_TRUE(b.forward(std::vector<int32_t>{1, 2, 3, 4, 5}, 0).ok());
+    GenerateRequest req;
+    for (int i = 0; i < 40; ++i) req.prompt.push_back(6 + i);
+    req.max_new_tokens = 1;
+    req.sampler = SamplerParams::greedy();
+    ASSERT_TRUE(g.generate(req).ok());
+    EXPECT_EQ(b.prefill_starts, (std::vector<int>{5, 16, 32}))
+        << "chunks end on the grid after an off-grid start";
+  }
+  FakeBackend b(o);
+  Generator g(b, testing::fake_text(), GeneratorOptions{64});
+  PrefixCache cache(1 << 20);
+  std::vector<int32_t> p1;
+  for (int i = 0; i < 21; ++i) p1.push_back(1 + i);
+  const Turn t1 = reply(cache, b, g, p1, 13);  // the turn boundary after 13 tokens: the state at 8 is kept
+  ASSERT_FALSE(t1.tokens.empty());
+  EXPECT_EQ(b.prefill_starts, (std::vector<int>{0, 8})) << "a call ends at the kept state";
+  std::vector<int32_t> p2 = p1;
+  p2.insert(p2.end(), t1.tokens.begin(), t1.tokens.end());
+  p2.insert(p2.end(), {30, 31, 32});
+  b.prefill_starts.clear();
+  const Turn t2 = reply(cache, b, g, p2, static_cast<int>(p1.size()));
+  EXPECT_EQ(t2.reused, 8);
+  ASSERT_FALSE(b.prefill_starts.empty());
+  for (const int s : b.prefill_starts) EXPECT_EQ(s % 8, 0) << "call at " << s;
+  FakeBackend fresh_b(o);
+  Generator fresh(fresh_b, testing::fake_text(), GeneratorOptions{64});
+  GenerateRequest req;
+  req.prompt = p2;
+  req.max_new_tokens = 8;
+  req.sampler = SamplerParams::greedy();
+  req.mtp = {true, 2};
+  auto want = fresh.generate(req);
+  ASSERT_TRUE(want.ok());
+  EXPECT_EQ(t2.tokens, want->tokens);
 }
 
 }  // namespace

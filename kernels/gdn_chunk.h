@@ -1,0 +1,67 @@
+// The delta rule of gdn_prefill (gdn_prefill.h) over chunks of kGdnChunk positions on TF32 tensor cores:
+// the WY / UT-transform form of flash-linear-attention's chunk_gated_delta_rule, internal to gdn_prefill.
+//
+// Per chunk of L = 64 positions of one value head, with G_t the chunk's cumulative log decay (inclusive),
+// gamma_t = exp(G_t), beta, normalised k, q (scaled) and v from gdn_prefill's conv kernel, S the state
+// [dk][dv] entering the chunk (QWEN35.md section 3, the token recurrence S_t = decay_t S_{t-1},
+// delta_t = beta_t (v_t - S_t^T k_t), S_t += k_t delta_t^T, o_t = S_t^T q_t, unrolled over the chunk):
+//   A[t][s] = beta_t exp(G_t - G_s) k_t.k_s (s < t),  T = (I + A)^-1 (unit lower triangular)
+//   P[t][s] = exp(G_t - G_s) q_t.k_s (s <= t)
+//   W = T diag(beta gamma) K,  U = T diag(beta) V,  Qw = diag(gamma) Q - P W,  Ou = P U
+//   delta = U - W S,  O = Qw S + Ou,  S <- gamma_L S + (diag(exp(G_L - G)) K)^T delta
+// Two kernels: prep, one block per (chunk, value head), everything up to W, U, Qw, Ou (independent of S:
+// all chunks in parallel); scan, one block per (32 value columns, value head), the last three lines
+// through the chunks in order, the state tile held in the MMA accumulators.
+//
+// The chunks lie on the absolute position grid (multiples of kGdnChunk), so a position's bits depend on
+// its chunk's inputs and the state entering the chunk, not on where a call starts -- provided calls start
+// on the grid. A call starting inside a chunk processes that chunk's first part alone (the earlier
+// positions as identity rows: k = v = beta = log decay = 0), which is exact in real arithmetic but rounds
+// differently from the whole chunk. Products in 3xTF32 (mma_tf32.cuh), T by 16x16 diagonal blocks and
+// block substitution in f32.
+//
+// Opt-in (GdnArgs::chunked) because it is slower than the token scan today: one 1024-row call of a 27B
+// layer on an H100 takes prep 378 us + scan 304 us against ~360 us for the token scan, both kernels at one
+// block of 4 warps per SM with every latency exposed, and 3xTF32 doubling the instructions around each
+// product (docs/PERFORMANCE.md, 2026-12-06 third session, says what the next attempt needs).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "gdn.h"
+#include "gdn_prefill.h"
+#include "status.h"
+
+namespace qc::gpu {
+
+inline constexpr int kGdnChunk = kGdnPrefillGrid;
+
+// Chunk slots a call of m rows needs whatever its start: the first chunk may begin up to 63 rows early.
+inline int gdn_chunk_slots(int m) {
+  return (m + 2 * kGdnChunk - 2) / kGdnChunk;
+}
+
+// Device buffers of one call (gdn_prefill's scratch). R = gdn_chunk_slots(m) * kGdnChunk rows per head;
+// chunk c's row l is row c * kGdnChunk + l of a head's [R] range.
+struct GdnChunkBufs {
+  const float* qk = nullptr;    // [M][Nk][2][dk] normalised q (scaled) | normalised k
+  float* vo = nullptr;          // [M][Nv*dv] v in; U after prep; raw o after scan
+  const float* gate = nullptr;  // [Nv][mp][2] beta, log decay
+  int mp = 0;
+  float* w = nullptr;   // [Nv][R][dk]
+  float* qw = nullptr;  // [Nv][R][dk]
+  float* ou = nullptr;  // [Nv][R][dv]
+  float* g = nullptr;   // [Nv][R] cumulative log decay within the chunk
+  int rows = 0;         // R
+};
+
+// Floats of w, qw, ou and g for these arguments.
+size_t gdn_chunk_floats(const GdnArgs& a);
+
+// Runs prep and scan: reads qk, vo (v), gate and a.state; leaves the raw o in vo and the final state in
+// a.state. Arguments were checked by gdn_prefill.
+GpuStatus gdn_chunk_scan(const GdnArgs& a, const GdnChunkBufs& b, cudaStream_t stream);
+
+}  // namespace qc::gpu
