@@ -21,9 +21,10 @@
 // block substitution in f32.
 //
 // Opt-in (GdnArgs::chunked) because it is slower than the token scan today: one 1024-row call of a 27B
-// layer on an H100 takes prep 378 us + scan 304 us against ~360 us for the token scan, both kernels at one
-// block of 4 warps per SM with every latency exposed, and 3xTF32 doubling the instructions around each
-// product (docs/PERFORMANCE.md, 2026-12-06 third session, says what the next attempt needs).
+// layer on an H100 takes prep 378 us + scan 304 us against ~360 us for the token scan. Both are bound by
+// the instructions around the products (3xTF32 splits at every use, scalar fragment loads), not by
+// latency: 8 warps per block instead of 4 measured no faster (docs/PERFORMANCE.md, 2026-12-06 third
+// session, says what the next attempt needs).
 #pragma once
 
 #include <cuda_runtime_api.h>
