@@ -599,6 +599,7 @@ void Bench::write_json() {
   j["prefill_gemm"] = CudaProbe::prefill_gemm(*be_);
   j["prefill_weights"] = CudaProbe::prefill_weights(*be_);
   j["prefill_rows"] = be_->prefill_rows();
+  j["gdn_chunked"] = opt_.gdn_chunked;
   json rows = json::array();
   for (const Row& r : rows_)
     rows.push_back({{"variant", r.variant},
