@@ -233,9 +233,11 @@ std::string name(const GdnShape& s) {
 // state over all shapes and chunks, 18x inside the bound.
 constexpr double kRelTol = 2e-4;
 // The chunked scan (gdn_chunk.h) rounds differently: its products are f32-accurate (3xTF32, 2^-22 relative
-// per product) but it forms each output and delta from sums over the chunk weighted by T = (I + A)^-1 and
-// P, whose terms are larger than their result (U - W S and Qw S + Ou cancel to the chunk's new
-// information), so a sum's rounding is relative to sum |T||x| rather than to |T x|. Measured on an H100
+// per product) but the tensor cores sum them truncating, and it forms each output and delta from sums
+// over the chunk weighted by T = (I + A)^-1 and P, whose terms are larger than their result (U - W S and
+// Qw S + Ou cancel to the chunk's new information), so a sum's rounding is relative to sum |T||x| rather
+// than to |T x|. The CPU mirror (tests/unit/test_gdn_chunk_math.cpp) reproduces the kernel's error with
+// truncated sums (1.2e-4) and shows a fifth of it with sums rounded to nearest. Measured on an H100
 // (this test, printed): max |err| / rms 1.7e-4 (outputs) and 2.9e-4 (state) over all shapes, chunks and
 // starts, 25x the token scan's. The bound, 1e-3 of the RMS, is 3.5x above that, below the f16 rounding
 // (2^-11 = 4.9e-4 relative, twice per product) the prompt path's GEMMs apply to the same activations, and
