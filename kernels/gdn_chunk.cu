@@ -1,7 +1,6 @@
 // Kernels of gdn_chunk.h: prep (per chunk and value head) and scan (per value-column tile and value head).
 // Every sum has a fixed order (mma.sync, fixed loops), so the results are a function of the inputs and
 // the chunk grid alone.
-#include <string>
 
 #include "common.cuh"
 #include "cp_async.cuh"
@@ -42,6 +41,26 @@ size_t prep_smem_bytes(int dv) {
 
 __device__ __forceinline__ bool in_call(int r, int m) {
   return r >= 0 && r < m;
+}
+
+// acc[nt] += L[band rows][s] * B(s, nt) for a 16-row band (A-fragment rows row_a, row_a + 8) and the four
+// 8-wide column tiles nt, over the chunk columns s < 8 n_low: L (T or P) is lower triangular, so nothing
+// right of the band's diagonal contributes. bop(s, nt) gives the B fragment (rows s, s + 4; column g).
+template <class BOperand>
+__device__ __forceinline__ void lower_band_product(float (&acc)[4][4], const float (*L)[kTS], int row_a,
+                                                   int n_low, int t, BOperand bop) {
+  for (int ks = 0; ks < 8; ++ks) {
+    if (ks < n_low) {
+      const int s = 8 * ks + t;
+      const float al[4] = {L[row_a][s], L[row_a + 8][s], L[row_a][s + 4], L[row_a + 8][s + 4]};
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt) {
+        const float2 v = bop(s, nt);
+        const float bb[2] = {v.x, v.y};
+        mma_f32x3(acc[nt], al, bb);
+      }
+    }
+  }
 }
 
 // One block per (chunk ci, value head j). Chunk rows l = 0..63 are call rows r0 + l, r0 = ci*64 - off.
@@ -184,22 +203,17 @@ __global__ void __launch_bounds__(kThreads, 1) gdn_chunk_prep_kernel(const GdnAr
     __syncthreads();
   }
 
+  // The x tile as the B operand (P W, P U).
+  auto x_tile = [&](int s, int nt) { return make_float2(sm.x[s][8 * nt + g], sm.x[s + 4][8 * nt + g]); };
+
   // 4. Key side, 32 columns at a time: W = T (beta gamma K), Qw = gamma Q - P W. T and P are lower
   // triangular, so band w needs chunk columns < 16w + 16 only (k-steps < n_low).
   for (int ct = 0; ct < DK / kTile; ++ct) {
     float acc[4][4] = {};
-    for (int ks = 0; ks < 8; ++ks) {
-      if (ks < n_low) {
-        const int s = 8 * ks + t;
-        const float at[4] = {sm.t[row_a][s], sm.t[row_a + 8][s], sm.t[row_a][s + 4], sm.t[row_a + 8][s + 4]};
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {
-          const int c = kTile * ct + 8 * nt + g;
-          const float bb[2] = {__fmul_rn(sm.bg[s], sm.k[s][c]), __fmul_rn(sm.bg[s + 4], sm.k[s + 4][c])};
-          mma_f32x3(acc[nt], at, bb);
-        }
-      }
-    }
+    lower_band_product(acc, sm.t, row_a, n_low, t, [&](int s, int nt) {
+      const int c = kTile * ct + 8 * nt + g;
+      return make_float2(__fmul_rn(sm.bg[s], sm.k[s][c]), __fmul_rn(sm.bg[s + 4], sm.k[s + 4][c]));
+    });
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
@@ -210,17 +224,7 @@ __global__ void __launch_bounds__(kThreads, 1) gdn_chunk_prep_kernel(const GdnAr
       }
     __syncthreads();
     float pw[4][4] = {};
-    for (int ks = 0; ks < 8; ++ks) {
-      if (ks < n_low) {
-        const int s = 8 * ks + t;
-        const float ap[4] = {sm.p[row_a][s], sm.p[row_a + 8][s], sm.p[row_a][s + 4], sm.p[row_a + 8][s + 4]};
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {
-          const float bb[2] = {sm.x[s][8 * nt + g], sm.x[s + 4][8 * nt + g]};
-          mma_f32x3(pw[nt], ap, bb);
-        }
-      }
-    }
+    lower_band_product(pw, sm.p, row_a, n_low, t, x_tile);
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
@@ -237,19 +241,11 @@ __global__ void __launch_bounds__(kThreads, 1) gdn_chunk_prep_kernel(const GdnAr
   for (int vt = 0; vt < dv / kTile; ++vt) {
     const size_t col0 = static_cast<size_t>(j) * dv + kTile * vt;
     float acc[4][4] = {};
-    for (int ks = 0; ks < 8; ++ks) {
-      if (ks < n_low) {
-        const int s = 8 * ks + t;
-        const float at[4] = {sm.t[row_a][s], sm.t[row_a + 8][s], sm.t[row_a][s + 4], sm.t[row_a + 8][s + 4]};
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {
-          const int c = kTile * vt + 8 * nt + g;
-          const float bb[2] = {__fmul_rn(sm.beta[s], sv[s * vs + c]),
-                               __fmul_rn(sm.beta[s + 4], sv[(s + 4) * vs + c])};
-          mma_f32x3(acc[nt], at, bb);
-        }
-      }
-    }
+    lower_band_product(acc, sm.t, row_a, n_low, t, [&](int s, int nt) {
+      const int c = kTile * vt + 8 * nt + g;
+      return make_float2(__fmul_rn(sm.beta[s], sv[s * vs + c]),
+                         __fmul_rn(sm.beta[s + 4], sv[(s + 4) * vs + c]));
+    });
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
@@ -260,17 +256,7 @@ __global__ void __launch_bounds__(kThreads, 1) gdn_chunk_prep_kernel(const GdnAr
       }
     __syncthreads();
     float pu[4][4] = {};
-    for (int ks = 0; ks < 8; ++ks) {
-      if (ks < n_low) {
-        const int s = 8 * ks + t;
-        const float ap[4] = {sm.p[row_a][s], sm.p[row_a + 8][s], sm.p[row_a][s + 4], sm.p[row_a + 8][s + 4]};
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {
-          const float bb[2] = {sm.x[s][8 * nt + g], sm.x[s + 4][8 * nt + g]};
-          mma_f32x3(pu[nt], ap, bb);
-        }
-      }
-    }
+    lower_band_product(pu, sm.p, row_a, n_low, t, x_tile);
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt)
 #pragma unroll

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "common.cuh"
+#include "cp_async.cuh"
 #include "gdn_chunk.h"
 #include "gdn_prefill.h"
 
@@ -66,29 +67,6 @@ GdnChunkBufs chunk_bufs(const GdnArgs& a, const Scratch& s) {
   b.ou = b.qw + head * a.head_k_dim;
   b.g = b.ou + head * a.head_v_dim;
   return b;
-}
-
-// ---- cp.async (sm_80+): 16-byte global -> shared copies, L2 only (.cg). Data written by the earlier
-// kernels of this call is read only after pdl_wait(), through L2 (coherent). ----
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(gmem) : "memory");
-#else
-  *static_cast<float4*>(smem) = *static_cast<const float4*>(gmem);
-#endif
-}
-__device__ __forceinline__ void cp_async_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-// Waits until at most N of this thread's most recent groups are pending.
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-#endif
 }
 
 // Conv input of channel ch at position t: this call's rows, the ring for earlier positions, 0 before 0.

@@ -22,9 +22,8 @@ __device__ __forceinline__ uint32_t to_tf32(float x) {
 
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  // Not volatile: a pure function of its operands, so the compiler may interleave independent products
-  // (volatile keeps them in program order, and the three dependent products of one mma_f32x3 would stall
-  // the warp one after the other).
+  // Not volatile: a pure function of its operands, free to be scheduled like any arithmetic (ptxas
+  // reorders the SASS either way: the chunked GDN measured the same with volatile, PERFORMANCE.md).
   asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
       "{%0,%1,%2,%3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])

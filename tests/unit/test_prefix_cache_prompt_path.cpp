@@ -43,6 +43,20 @@ Turn reply(PrefixCache& cache, FakeBackend& b, Generator& g, const std::vector<i
   return t;
 }
 
+// The same reply from a fresh backend that prefills the whole prompt (what reuse must reproduce).
+std::vector<int32_t> fresh_reply(const FakeOptions& o, const std::vector<int32_t>& prompt) {
+  FakeBackend b(o);
+  Generator g(b, testing::fake_text(), GeneratorOptions{64});
+  GenerateRequest req;
+  req.prompt = prompt;
+  req.max_new_tokens = 8;
+  req.sampler = SamplerParams::greedy();
+  req.mtp = {true, 2};
+  auto r = g.generate(req);
+  EXPECT_TRUE(r.ok());
+  return r.ok() ? r->tokens : std::vector<int32_t>{};
+}
+
 TEST(PrefixCachePromptPath, TheNextMessageRestartsAtTheTurnBoundaryNotTheLiveState) {
   for (const int rows : {0, 16}) {
     FakeOptions o;
@@ -64,16 +78,7 @@ TEST(PrefixCachePromptPath, TheNextMessageRestartsAtTheTurnBoundaryNotTheLiveSta
       EXPECT_EQ(t2.reused, 6) << "decoded positions are not continued on a backend with a prompt path";
     }
     // Either way the reply is the one a fresh prefill gives.
-    FakeBackend fresh_b(o);
-    Generator fresh(fresh_b, testing::fake_text(), GeneratorOptions{64});
-    GenerateRequest req;
-    req.prompt = p2;
-    req.max_new_tokens = 8;
-    req.sampler = SamplerParams::greedy();
-    req.mtp = {true, 2};
-    auto want = fresh.generate(req);
-    ASSERT_TRUE(want.ok());
-    EXPECT_EQ(t2.tokens, want->tokens) << "rows " << rows;
+    EXPECT_EQ(t2.tokens, fresh_reply(o, p2)) << "rows " << rows;
   }
 }
 
@@ -113,16 +118,7 @@ TEST(PrefixCachePromptPath, CallsAndKeptStatesStayOnTheGrid) {
   EXPECT_EQ(t2.reused, 8);
   ASSERT_FALSE(b.prefill_starts.empty());
   for (const int s : b.prefill_starts) EXPECT_EQ(s % 8, 0) << "call at " << s;
-  FakeBackend fresh_b(o);
-  Generator fresh(fresh_b, testing::fake_text(), GeneratorOptions{64});
-  GenerateRequest req;
-  req.prompt = p2;
-  req.max_new_tokens = 8;
-  req.sampler = SamplerParams::greedy();
-  req.mtp = {true, 2};
-  auto want = fresh.generate(req);
-  ASSERT_TRUE(want.ok());
-  EXPECT_EQ(t2.tokens, want->tokens);
+  EXPECT_EQ(t2.tokens, fresh_reply(o, p2));
 }
 
 }  // namespace
