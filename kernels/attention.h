@@ -54,6 +54,9 @@ struct AttentionArgs {
   float* out = nullptr;        // optional [M][ld_out], n_head * head_dim wide
   int ld_out = 0;
   QActOut out_q{};  // optional quantised out
+  // attention_prefill: query rows per block of the flash kernel, 64 or 128; 0 = kFlashRowsDefault
+  // (attention_flash.h). Either gives the same bits.
+  int flash_rows = 0;
   bool pdl = false;
 };
 

@@ -1,54 +1,40 @@
 // attention_flash.h: causal gated attention for a chunk of prompt rows on f16 tensor cores.
 //
-// Block: 64 query rows of one query head (4 warps x 16 rows), grid (row blocks, n_head), the row blocks
-// with the most positions first. The block walks the positions 0 .. its last row's in tiles of 64: K and
-// V tiles [64][head_dim] f16 stream into shared memory with cp.async (one buffer, two blocks per SM; or
-// two buffers, one tile in flight while the other is used: kStages). Per tile and warp: S = Q K^T (16 x 64,
-// mma m16n8k16 over head_dim), scale, causal mask by position, online softmax (row max and sum over the four
-// lanes that share a row), O = O * rescale + P V (16 x head_dim). Fragments come from shared memory with
-// ldmatrix (.trans for V); shared rows are padded by 16 bytes so the eight rows of an 8x8 matrix fall on
-// distinct banks. Shared memory: (64 + 2 x 64) x (head_dim + 8) halves = 99 KiB for head_dim 256 (kStages
-// below). Registers: the output accumulator is head_dim / 8 x 4 floats per thread (128 for head_dim 256). The
-// GQA group's heads read the same KV tiles through L2 (24 query heads, 4 KV heads for the 27B).
+// Block: 16 W query rows of one query head (W = 4 or 8 warps x 16 rows: AttentionArgs::flash_rows), grid
+// (row blocks, n_head), the row blocks with the most positions first. The block walks the positions 0 ..
+// its last row's in tiles of 64: K and V tiles [64][head_dim] f16 stream into shared memory with cp.async,
+// one buffer each, on flash-attention 2's schedule (V_j lands during S_j and the softmax, K_{j+1} during
+// P_j V_j). Per tile and warp: S = Q K^T (16 x 64, mma m16n8k16 over head_dim), scale, causal mask by
+// position, online softmax (row max and sum over the four lanes that share a row), O = O * rescale + P V
+// (16 x head_dim). Fragments come from shared memory with ldmatrix (.trans for V); shared rows are padded by
+// 16 bytes so the eight rows of an 8x8 matrix fall on distinct banks. Shared memory: (16 W + 2 x 64) x
+// (head_dim + 8) halves = 99 KiB for head_dim 256 and 4 warps (two blocks per SM), 132 KiB for 8 warps
+// (one block per SM, half the K/V traffic per query row). Registers: the output accumulator is
+// head_dim / 8 x 4 floats per thread (128 for head_dim 256). The GQA group's heads read the same KV tiles
+// through L2 (24 query heads, 4 KV heads for the 27B).
 #include <cmath>
 
 #include "attention_flash.h"
 #include "common.cuh"
+#include "cp_async.cuh"
 
 namespace qc::gpu {
 namespace {
 
-constexpr int kRows = 64;  // query rows per block
 constexpr int kKeys = 64;  // positions per tile
-constexpr int kWarps = kRows / 16;
-constexpr int kThreads = 32 * kWarps;
-// K/V buffers: one (99 KiB of shared memory for head_dim 256, two blocks per SM, each overlapping the
-// other's loads) measured faster than two (165 KiB, one block per SM, the next tile loading during this
-// one's math): attention of a 2048-token prompt 14.4 against 17.8 ms, 512 tokens 8295 against 8051 tok/s,
-// 8192 tokens 8477 against 8328 (H200, 27B shapes, 2026-12-04; docs/PERFORMANCE.md). Both stay written.
-constexpr int kStages = 1;
 
-template <int D, int kStages>
+// Shared memory of a block of W warps (16 W query rows): the Q tile, one K tile, one V tile, rows padded by
+// 16 bytes. 99 KiB for head_dim 256 and 4 warps (two blocks per SM), 132 KiB for 8 warps (one).
+template <int D, int W>
 struct FlashSmem {
+  static constexpr int kRows = 16 * W;
   static constexpr int kLd = D + 8;          // halves per shared row (+16 B: conflict-free ldmatrix)
   static constexpr int kTile = kKeys * kLd;  // halves per K or V tile
-  static constexpr size_t kBytes = static_cast<size_t>(kRows * kLd + 2 * kStages * kTile) * sizeof(uint16_t);
+  static constexpr size_t kBytes = static_cast<size_t>(kRows * kLd + 2 * kTile) * sizeof(uint16_t);
 };
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-// 16-byte global -> shared copy through L2 (the cache was written by the prep kernel of this call: read
-// after pdl_wait, coherent). `valid` false: the 16 bytes are zero-filled and nothing is read.
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;" ::: "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all() {
-  asm volatile("cp.async.wait_group 0;" ::: "memory");
 }
 __device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t (&r)[4]) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
@@ -77,14 +63,15 @@ __device__ __forceinline__ float prob(float x, float m) {
   return x == -INFINITY ? 0.0f : expf(__fsub_rn(x, m));
 }
 
-template <int D, int kStages>
-__global__ void __launch_bounds__(kThreads, kStages == 1 ? 2 : 1)
+template <int D, int W>
+__global__ void __launch_bounds__(32 * W, W == 4 ? 2 : 1)
     attn_flash_kernel(const AttentionArgs a, float scale) {
-  using S = FlashSmem<D, kStages>;
+  using S = FlashSmem<D, W>;
+  constexpr int kRows = S::kRows, kThreads = 32 * W;
   extern __shared__ __align__(16) uint16_t smem[];
-  uint16_t* qs = smem;                     // [kRows][kLd]
-  uint16_t* ks = smem + kRows * S::kLd;    // [kStages][kKeys][kLd]
-  uint16_t* vs = ks + kStages * S::kTile;  // [kStages][kKeys][kLd]
+  uint16_t* qs = smem;                   // [kRows][kLd]
+  uint16_t* ks = smem + kRows * S::kLd;  // [kKeys][kLd]
+  uint16_t* vs = ks + S::kTile;          // [kKeys][kLd]
   pdl_wait();
   pdl_trigger();
   const int h = blockIdx.y, g = h / (a.n_head / a.n_kv);
@@ -95,26 +82,37 @@ __global__ void __launch_bounds__(kThreads, kStages == 1 ? 2 : 1)
   const int n_tiles = (kv_len + kKeys - 1) / kKeys;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 
-  // Q tile: the rotated queries rounded to f16 once; rows past M are zero (never written out).
-  for (int i = tid; i < kRows * (D / 4); i += kThreads) {
-    const int r = i / (D / 4), c = (i - r * (D / 4)) * 4;
-    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (r < rows)
-      v = *reinterpret_cast<const float4*>(a.q_scratch + (static_cast<size_t>(r0 + r) * a.n_head + h) * D +
-                                           c);
-    *reinterpret_cast<uint2*>(qs + r * S::kLd + c) = make_uint2(pack_h2(v.x, v.y), pack_h2(v.z, v.w));
+  // Q tile: the rotated queries rounded to f16 once; rows past M are zero (never written out). Loads in
+  // batches of kQBatch float4s before their stores: one memory latency per batch, not per float4.
+  constexpr int kQVecs = kRows * (D / 4) / kThreads, kQBatch = 8;
+  static_assert(kQVecs % kQBatch == 0, "Q tile batches");
+#pragma unroll 1
+  for (int b0 = 0; b0 < kQVecs; b0 += kQBatch) {
+    float4 v[kQBatch];
+#pragma unroll
+    for (int u = 0; u < kQBatch; ++u) {
+      const int i = tid + (b0 + u) * kThreads, r = i / (D / 4), c = (i - r * (D / 4)) * 4;
+      v[u] = r < rows ? *reinterpret_cast<const float4*>(a.q_scratch +
+                                                         (static_cast<size_t>(r0 + r) * a.n_head + h) * D + c)
+                      : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+#pragma unroll
+    for (int u = 0; u < kQBatch; ++u) {
+      const int i = tid + (b0 + u) * kThreads, r = i / (D / 4), c = (i - r * (D / 4)) * 4;
+      *reinterpret_cast<uint2*>(qs + r * S::kLd + c) =
+          make_uint2(pack_h2(v[u].x, v[u].y), pack_h2(v[u].z, v[u].w));
+    }
   }
   const uint16_t* kg = a.k_cache + static_cast<size_t>(g) * a.max_ctx * D;
   const uint16_t* vg = a.v_cache + static_cast<size_t>(g) * a.max_ctx * D;
-  // Positions past kv_len (not written yet: any bits) are zero-filled, so 0 * value stays 0 in P V.
-  auto load_tile = [&](int j, int stage) {
+  // One K or V tile into its buffer, one commit group. Positions past kv_len (not written yet: any bits)
+  // are zero-filled, so 0 * value stays 0 in P V.
+  auto load_tile = [&](const uint16_t* src, uint16_t* dst, int j) {
     for (int i = tid; i < kKeys * (D / 8); i += kThreads) {
       const int r = i / (D / 8), c = (i - r * (D / 8)) * 8;
       const int t = j * kKeys + r;
       const bool ok = t < kv_len;
-      const size_t off = static_cast<size_t>(ok ? t : 0) * D + c;
-      cp_async16(smem_u32(ks + stage * S::kTile + r * S::kLd + c), kg + off, ok);
-      cp_async16(smem_u32(vs + stage * S::kTile + r * S::kLd + c), vg + off, ok);
+      cp_async16(dst + r * S::kLd + c, src + static_cast<size_t>(ok ? t : 0) * D + c, ok);
     }
     cp_async_commit();
   };
@@ -132,16 +130,18 @@ __global__ void __launch_bounds__(kThreads, kStages == 1 ? 2 : 1)
   for (int i = 0; i < D / 8; ++i) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;
   float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
 
-  load_tile(0, 0);
+  // K and V of a tile travel separately, each while the block computes with the other (flash-attention
+  // 2's schedule): V_j during S_j = Q K_j^T and the softmax, K_{j+1} during O += P_j V_j. One buffer each.
+  load_tile(kg, ks, 0);
   for (int j = 0; j < n_tiles; ++j) {
-    cp_async_wait_all();
-    __syncthreads();  // tile j visible to all; every warp is done with tile j - 1's stage
-    if (kStages == 2 && j + 1 < n_tiles) load_tile(j + 1, (j + 1) & 1);
+    cp_async_wait<0>();
+    __syncthreads();  // K_j visible to all; every warp is done with V_{j-1}
+    load_tile(vg, vs, j);
     // A tile that starts after every row of this warp is a no-op for them.
-    if (j * kKeys <= warp_last) {
-      const uint16_t* kt = ks + (kStages == 2 ? (j & 1) : 0) * S::kTile;
-      const uint16_t* vt = vs + (kStages == 2 ? (j & 1) : 0) * S::kTile;
-
+    const bool active = j * kKeys <= warp_last;
+    uint32_t pa[4]
+               [4];  // P as the A operand of P V: k-step nt / 2 holds n-tiles nt (a0, a1) and nt + 1 (a2, a3)
+    if (active) {
       // S = Q K^T: 8 n-tiles of 8 positions, k over head_dim in steps of 16.
       float s[8][4];
 #pragma unroll
@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(kThreads, kStages == 1 ? 2 : 1)
 #pragma unroll
         for (int np = 0; np < 4; ++np) {
           uint32_t kb[4];  // positions +0/+8 (sel >> 1), dims +0/+8 (sel & 1)
-          ldsm_x4(smem_u32(kt + (np * 16 + (sel >> 1) * 8 + sub) * S::kLd + kk * 16 + (sel & 1) * 8), kb);
+          ldsm_x4(smem_u32(ks + (np * 16 + (sel >> 1) * 8 + sub) * S::kLd + kk * 16 + (sel & 1) * 8), kb);
           mma_f16(s[2 * np], qa, kb[0], kb[1]);
           mma_f16(s[2 * np + 1], qa, kb[2], kb[3]);
         }
@@ -183,8 +183,6 @@ __global__ void __launch_bounds__(kThreads, kStages == 1 ? 2 : 1)
       const float c_b = nm_b == -INFINITY ? 1.0f : expf(__fsub_rn(m_b, nm_b));
       m_a = nm_a;
       m_b = nm_b;
-      uint32_t
-          pa[4][4];  // P as the A operand of P V: k-step nt / 2 holds n-tiles nt (a0, a1) and nt + 1 (a2, a3)
       float sum_a = 0.0f, sum_b = 0.0f;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
@@ -208,62 +206,82 @@ __global__ void __launch_bounds__(kThreads, kStages == 1 ? 2 : 1)
         o[i][2] = __fmul_rn(o[i][2], c_b);
         o[i][3] = __fmul_rn(o[i][3], c_b);
       }
-
+    }
+    cp_async_wait<0>();
+    __syncthreads();  // V_j visible to all; every warp is done with K_j
+    if (j + 1 < n_tiles) load_tile(kg, ks, j + 1);
+    if (active) {
       // O += P V: k over the tile's 64 positions in steps of 16, n over head_dim in pairs of 8.
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
         for (int dp = 0; dp < D / 16; ++dp) {
           uint32_t vb[4];  // positions +0/+8 (sel & 1), dims +0/+8 (sel >> 1), transposed
-          ldsm_x4_trans(smem_u32(vt + (kk * 16 + (sel & 1) * 8 + sub) * S::kLd + dp * 16 + (sel >> 1) * 8),
+          ldsm_x4_trans(smem_u32(vs + (kk * 16 + (sel & 1) * 8 + sub) * S::kLd + dp * 16 + (sel >> 1) * 8),
                         vb);
           mma_f16(o[2 * dp], pa[kk], vb[0], vb[1]);
           mma_f16(o[2 * dp + 1], pa[kk], vb[2], vb[3]);
         }
     }
-    if (kStages == 1) {  // one buffer: every warp is done with it before the next tile comes in
-      __syncthreads();
-      if (j + 1 < n_tiles) load_tile(j + 1, 0);
-    }
   }
 
-  // out = o / l * sigmoid(gate), the decode merge's arithmetic.
+  // out = o / l * sigmoid(gate), the decode merge's arithmetic. The gates of kOutBatch column groups are
+  // loaded before any of their outputs is stored (a store may alias a later load for all the compiler
+  // knows, so element by element each gate cost one memory latency: ~40 us a block for head_dim 256).
   const int row_a = r0 + qr, row_b = row_a + 8;
+  const bool in_a = row_a < a.m, in_b = row_b < a.m;
+  const float* gate_a = a.q_gate + static_cast<size_t>(in_a ? row_a : 0) * a.ld_q + h * 2 * D + D;
+  const float* gate_b = a.q_gate + static_cast<size_t>(in_b ? row_b : 0) * a.ld_q + h * 2 * D + D;
+  float* out_a = a.out + static_cast<size_t>(in_a ? row_a : 0) * a.ld_out + h * D;
+  float* out_b = a.out + static_cast<size_t>(in_b ? row_b : 0) * a.ld_out + h * D;
+  constexpr int kOutBatch = 8;
+  static_assert((D / 8) % kOutBatch == 0, "output batches");
 #pragma unroll
-  for (int i = 0; i < D / 8; ++i)
+  for (int i0 = 0; i0 < D / 8; i0 += kOutBatch) {
+    float ga[kOutBatch][2], gb[kOutBatch][2];
 #pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int col = i * 8 + (lane & 3) * 2 + e;
-      if (row_a < a.m) {
-        const float gate = a.q_gate[static_cast<size_t>(row_a) * a.ld_q + h * 2 * D + D + col];
-        a.out[static_cast<size_t>(row_a) * a.ld_out + h * D + col] =
-            __fmul_rn(__fdiv_rn(o[i][e], l_a), sigmoid(gate));
+    for (int u = 0; u < kOutBatch; ++u)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = (i0 + u) * 8 + (lane & 3) * 2 + e;
+        ga[u][e] = in_a ? gate_a[col] : 0.0f;
+        gb[u][e] = in_b ? gate_b[col] : 0.0f;
       }
-      if (row_b < a.m) {
-        const float gate = a.q_gate[static_cast<size_t>(row_b) * a.ld_q + h * 2 * D + D + col];
-        a.out[static_cast<size_t>(row_b) * a.ld_out + h * D + col] =
-            __fmul_rn(__fdiv_rn(o[i][2 + e], l_b), sigmoid(gate));
+#pragma unroll
+    for (int u = 0; u < kOutBatch; ++u)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = (i0 + u) * 8 + (lane & 3) * 2 + e;
+        if (in_a) out_a[col] = __fmul_rn(__fdiv_rn(o[i0 + u][e], l_a), sigmoid(ga[u][e]));
+        if (in_b) out_b[col] = __fmul_rn(__fdiv_rn(o[i0 + u][2 + e], l_b), sigmoid(gb[u][e]));
       }
-    }
+  }
 }
 
-template <int D, int kStages>
+template <int D, int W>
 cudaError_t launch_flash(const AttentionArgs& a, float scale, cudaStream_t stream) {
-  const size_t smem = FlashSmem<D, kStages>::kBytes;
+  const size_t smem = FlashSmem<D, W>::kBytes;
   const cudaError_t e = cudaFuncSetAttribute(
-      attn_flash_kernel<D, kStages>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+      attn_flash_kernel<D, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (e != cudaSuccess) return e;
-  const dim3 grid((a.m + kRows - 1) / kRows, a.n_head);
-  return launch_kernel(attn_flash_kernel<D, kStages>, grid, dim3(kThreads), smem, stream, a.pdl, a, scale);
+  const dim3 grid((a.m + FlashSmem<D, W>::kRows - 1) / FlashSmem<D, W>::kRows, a.n_head);
+  return launch_kernel(attn_flash_kernel<D, W>, grid, dim3(32 * W), smem, stream, a.pdl, a, scale);
 }
 
 }  // namespace
 
 GpuStatus attention_flash_rows(const AttentionArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.out, "attention_prefill: the f32 output (out) is required");
+  const int rows = a.flash_rows == 0 ? kFlashRowsDefault : a.flash_rows;
+  QC_GPU_REQUIRE(
+      rows == 64 || rows == 128,
+      "attention_prefill: flash_rows must be 0 (default), 64 or 128, got " + std::to_string(a.flash_rows));
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.head_dim)));
-  const cudaError_t e = a.head_dim == 256 ? launch_flash<256, kStages>(a, scale, stream)
-                                          : launch_flash<128, kStages>(a, scale, stream);
+  cudaError_t e;
+  if (a.head_dim == 256)
+    e = rows == 64 ? launch_flash<256, 4>(a, scale, stream) : launch_flash<256, 8>(a, scale, stream);
+  else
+    e = rows == 64 ? launch_flash<128, 4>(a, scale, stream) : launch_flash<128, 8>(a, scale, stream);
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch attn_flash_kernel", __FILE__, __LINE__);
   QC_LAUNCH_CHECK("attn_flash_kernel", stream);
   return GpuStatus::success();

@@ -13,7 +13,8 @@
 // and everything per row (mask, max, sum, rescale) depends on the row's position and data only; a tile
 // beyond a row's position is an exact no-op (rescale by expf(0) = 1, probabilities 0, values of
 // positions past the chunk zero-filled). So a row's bits do not depend on which rows share its block:
-// a prompt gives the same bits in one call, in chunks, or continued from a kept state.
+// a prompt gives the same bits in one call, in chunks, or continued from a kept state, and with either
+// block height (flash_rows).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -21,6 +22,11 @@
 #include "attention.h"
 
 namespace qc::gpu {
+
+// Query rows per block when AttentionArgs::flash_rows is 0. 64 (two blocks per SM) measured faster than 128
+// (one block per SM, half the K/V traffic): attention of a 2048-token prompt of the 27B 11.1 against 12.4 ms
+// (H100, 2026-12-06; docs/PERFORMANCE.md "2026-12-06 (fourth session)").
+inline constexpr int kFlashRowsDefault = 64;
 
 // Inputs as attention.h AttentionArgs after attn_prep: q_scratch holds the rotated queries
 // [M][n_head][head_dim] f32, the cache holds positions 0 .. *d_pos + M - 1. Writes a.out (f32, required)

@@ -1,10 +1,11 @@
 // Gated DeltaNet over a prompt chunk of M = 1 .. kGdnPrefillMaxRows token rows: the same layer, the same
 // arguments (GdnArgs) and the same math as gdn_step (gdn.h, QWEN35.md section 3), in four launches.
 //
-//   1. conv   one warp per (token, key head): silu(causal conv) of the head's q and k channels and their
-//             L2 norms (q also times 1/sqrt(dk)); one warp per (token, value head): the v channels and
-//             the gates beta = sigmoid(b), decay = exp(softplus(a + dt_bias) * ssm_a). Earlier positions
-//             come from the conv ring (read only), this chunk's from a.qkv. All into `scratch`.
+//   1. conv   one warp per (key head, 4 tokens): silu(causal conv) of the head's q and k channels and their
+//             L2 norms (q also times 1/sqrt(dk)); one warp per (value head, 4 tokens): the v channels and
+//             the gates beta = sigmoid(b), decay = exp(softplus(a + dt_bias) * ssm_a). A channel's inputs
+//             and weights are loaded once per warp. Earlier positions come from the conv ring (read only),
+//             this chunk's from a.qkv. All into `scratch`.
 //   2. ring   grid (conv_dim / 256, min(M, kConvRing)): the raw conv inputs (a.qkv rows) of the chunk's last
 //             min(M, kConvRing) positions into their slots p % kConvRing. After 1 in stream order, so 1
 //             read the slots of the positions before the chunk before they are overwritten.
@@ -42,8 +43,9 @@
 // 81 MiB at M = 2048. With a.chunked also gdn_chunk.h's w, qw [Nv][R][dk], ou [Nv][R][dv]
 // and g [Nv][R], R = gdn_chunk_slots(M) * 64: 155 MiB more at M = 2048.
 //
-// Cost, measured on an H200 (27B layer, M = 2048, ncu): conv 146 us, ring 3 us, scan 666 us, norm 77 us;
-// whole call 0.89 ms (0.44 us per token and layer; 0.51 at M = 128). The scan is a sequential recurrence
+// Cost, measured on an H200 (27B layer, M = 2048, ncu, 2026-12-04): conv 146 us (a warp per token then; the
+// tiled conv took the GDN phase of a 2048-token prompt from 48.9 to 46.0 ms on an H100), ring 3 us, scan
+// 666 us, norm 77 us; whole call 0.89 ms (0.44 us per token and layer; 0.51 at M = 128). The scan is a sequential recurrence
 // over the tokens, issue-bound on the state's 4 flops per element and token plus its reductions; the
 // chunked (WY) form on tensor cores (a.chunked) is the way down once it is faster than this.
 #pragma once

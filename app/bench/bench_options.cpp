@@ -25,6 +25,8 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
     {"prefill-weights", true,
      "the f16 GEMM's weights: auto (default: resident when a quarter of the card stays free), resident, per-chunk"},
     {"prefill-rows", true, "tokens per prompt chunk (default 1024)"},
+    {"attention-rows", true, "query rows per block of the prompt path's attention kernel: 64 or 128 (default: "
+     "the engine's)"},
     {"gdn-chunked", false,
      "the prompt path's GDN scan in the chunked form on tensor cores (opt-in, kernels/gdn_chunk.h)"},
     {"memory-limit", true, "GiB of device memory to plan the load against (simulates a smaller card)"},
@@ -124,6 +126,9 @@ Result<Options> parse_bench_options(int argc, char** argv, bool* help) {
   }
   QC_ASSIGN(const long long pr, a.get_int("prefill-rows", o.prefill_rows, 1, qc::gpu::kMaxRows));
   o.prefill_rows = static_cast<int>(pr);
+  if (const auto r = a.get("attention-rows")) {
+    QC_ASSIGN(o.attention_rows, choice<int>("attention-rows", *r, {{"64", 64}, {"128", 128}}));
+  }
   if (o.quick) o.tokens = std::min(o.tokens, 8);
   return o;
 }

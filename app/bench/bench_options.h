@@ -29,6 +29,7 @@ struct Options {
   qc::cuda::PrefillWeights prefill_weights = qc::cuda::PrefillWeights::kAuto;
   int prefill_rows = qc::cuda::CudaBackendOptions{}.prefill_rows;
   bool gdn_chunked = false;  // CudaBackendOptions::gdn_chunked
+  int attention_rows = 0;    // CudaBackendOptions::attention_rows
   qc::DType weights = qc::DType::kQ8_0;  // the preset's matrix type
   std::optional<qc::QuantMix> mix;       // or a mix: each tensor's type as llama.cpp's quantizer picks it
   uint64_t memory_limit = 0;             // --memory-limit GiB (CudaBackendOptions::memory_limit)

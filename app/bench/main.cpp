@@ -5,7 +5,7 @@
 //                  [--contexts 0,4096,32768] [--tokens 32] [--budget 200] [--quick]
 //                  [--prefill 512,2048,8192] [--reuse 8000,100] [--only-prefill]
 //                  [--prefill-gemm auto|f16|int8] [--prefill-weights auto|resident|per-chunk] [--prefill-rows 1024]
-//                  [--gdn-chunked]
+//                  [--gdn-chunked] [--attention-rows 64|128]
 //
 // 1. Ceilings: read-only stream and device-to-device copy (kernels/bench/bench_util.cuh).
 // 2. The model: a preset's real shapes with Q8_0 weights generated in GPU memory (random_weights.h), or a
@@ -154,6 +154,7 @@ Status Bench::build_model() {
   bo.prefill_weights = opt_.prefill_weights;
   bo.prefill_rows = opt_.prefill_rows;
   bo.gdn_chunked = opt_.gdn_chunked;
+  bo.attention_rows = opt_.attention_rows;
   bo.measure_ceiling = false;  // measured here, in the same run, with more repetitions (measure_ceilings)
   bo.memory_limit = opt_.memory_limit;
   const auto t = Clock::now();
@@ -573,9 +574,10 @@ void Bench::profile_prefill(int tokens, int after) {
   double sum = 0.0;
   for (const auto& [phase, ms] : totals) sum += ms;
   std::printf(
-      "\n== where a %d-token prompt's time goes%s (device time per phase, GEMM %s, chunks of %d%s) ==\n",
+      "\n== where a %d-token prompt's time goes%s (device time per phase, GEMM %s, chunks of %d%s%s) ==\n",
       tokens, after ? (" after " + std::to_string(after) + " tokens").c_str() : "",
-      CudaProbe::prefill_gemm(*be_), be_->prefill_rows(), opt_.gdn_chunked ? ", GDN chunked" : "");
+      CudaProbe::prefill_gemm(*be_), be_->prefill_rows(), opt_.gdn_chunked ? ", GDN chunked" : "",
+      opt_.attention_rows ? (", attention rows " + std::to_string(opt_.attention_rows)).c_str() : "");
   json rows = json::array();
   for (const auto& [phase, ms] : totals) {
     std::printf("  %-28s %9.2f ms %5.1f%%\n", phase.c_str(), ms, sum > 0 ? 100.0 * ms / sum : 0.0);
@@ -600,6 +602,7 @@ void Bench::write_json() {
   j["prefill_weights"] = CudaProbe::prefill_weights(*be_);
   j["prefill_rows"] = be_->prefill_rows();
   j["gdn_chunked"] = opt_.gdn_chunked;
+  j["attention_rows"] = opt_.attention_rows;
   json rows = json::array();
   for (const Row& r : rows_)
     rows.push_back({{"variant", r.variant},

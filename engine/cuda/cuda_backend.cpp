@@ -120,6 +120,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   QC_TRY(layout_state(config, b->model_, b->n_ctx_, rc, hc2, kc2, &b->st_, with_history));
   QC_TRY(layout_scratch(config, b->model_, b->sm_count_, sc, &b->sc_));
   QC_TRY(layout_prefill(config, b->model_, prefill_rows, prefill_f16, options.gdn_chunked, pc, &b->pb_));
+  b->pb_.attn_rows = options.attention_rows;
   Carver fc(b->prefill_weights_block_.get());
   if (f16_resident) place_prefill_f16_weights(b->model_, fc);
   if (wc.bytes() != b->mem_.weights || rc.bytes() != b->mem_.recurrent || hc2.bytes() != b->mem_.history ||

@@ -75,6 +75,9 @@ struct CudaBackendOptions {
   // instead of the token scan: opt-in, slower today (docs/PERFORMANCE.md, 2026-12-06 third session); its
   // bits then hold only across calls starting on prefill_grid() = 64.
   bool gdn_chunked = false;
+  // Query rows per block of the prompt path's attention kernel (AttentionArgs::flash_rows): 64 or 128;
+  // 0 = the measured default (kernels/attention_flash.h kFlashRowsDefault). The same bits either way.
+  int attention_rows = 0;
   KernelConfig kernels;  // probes included (per-layer norms)
   int device = 0;
   // Device memory to plan against (memory_plan.h), at most what cudaMemGetInfo reports free; 0 = that.

@@ -32,6 +32,9 @@ Result<DevicePlan> plan_on_device(const ModelConfig& config, const ModelWeights&
   if (options.prefill_rows < 0 || options.prefill_rows > gpu::kMaxRows)
     return make_error("CUDA backend: prefill_rows must be in [0, " + std::to_string(gpu::kMaxRows) +
                       "], got " + std::to_string(options.prefill_rows));
+  if (options.attention_rows != 0 && options.attention_rows != 64 && options.attention_rows != 128)
+    return make_error("CUDA backend: attention_rows must be 0 (default), 64 or 128, got " +
+                      std::to_string(options.attention_rows));
   QC_CU(cudaSetDevice(options.device));
   cudaDeviceProp prop{};
   QC_CU(cudaGetDeviceProperties(&prop, options.device));

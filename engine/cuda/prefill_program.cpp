@@ -289,6 +289,7 @@ Status PrefillProgram::attention(const DevLayer& L, const int* d_pos, int n, flo
   a.d_pos = d_pos;
   a.m = n;
   a.q_scratch = pb_.attn_q;
+  a.flash_rows = pb_.attn_rows;
   a.out = out;
   a.ld_out = ld_out;
   if (out_q) a.out_q = out_q->out(true);

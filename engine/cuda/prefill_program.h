@@ -63,6 +63,7 @@ struct PrefillBuffers {
   float* hidden = nullptr;    // [rows + 1][H]: row 0 the hidden before the chunk, row 1 + i chunk row i
   float* gdn = nullptr;       // gdn_prefill scratch
   bool gdn_chunked = false;   // gdn_prefill's chunked scan (GdnArgs::chunked)
+  int attn_rows = 0;          // attention_prefill's rows per block (AttentionArgs::flash_rows)
   float* attn_q = nullptr;    // attention_prefill scratch: [rows][n_head][head_dim] rotated queries
   // The f16 GEMM's buffers (gemm_f16.h; null on the int8 path): a chunk's activations in f16, one weight
   // slice dequantised (at most w16_elems elements: a matrix larger than that is dequantised and multiplied

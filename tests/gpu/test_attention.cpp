@@ -56,7 +56,8 @@ int sm_count() {
   return n;
 }
 
-AttnRun run_attention(const AttnCase& c, const AttnInputs& in, bool pdl = false, bool prefill = false) {
+AttnRun run_attention(const AttnCase& c, const AttnInputs& in, bool pdl = false, bool prefill = false,
+                      int flash_rows = 0) {
   DevBuf<float> q(in.q_gate), k(in.k), v(in.v), qn(in.q_norm), kn(in.k_norm);
   DevBuf<uint16_t> kc(in.k_cache), vc(in.v_cache);
   DevBuf<int> pos(std::vector<int>{c.pos});
@@ -99,6 +100,7 @@ AttnRun run_attention(const AttnCase& c, const AttnInputs& in, bool pdl = false,
   a.out = out.get();
   a.ld_out = width;
   a.out_q = QActOut{qh.get(), nullptr, qsc.get(), width, width / 32};
+  a.flash_rows = flash_rows;
   a.pdl = pdl;
   AttnRun r;
   const GpuStatus st = prefill ? attention_prefill(a, nullptr) : attention_decode(a, nullptr);
@@ -309,7 +311,55 @@ TEST(Attention, PrefillChunksOfManyBlocksGiveTheSameBits) {
     EXPECT_TRUE(same_bits(r2.out, rows(one.out, split, all.m - split, width))) << "head_dim " << all.dim;
     const AttnRun again = run_attention(all, in, /*pdl=*/true, true);
     EXPECT_TRUE(same_bits(again.out, one.out)) << "repeat with PDL, head_dim " << all.dim;
+    // Either block height (64 or 128 query rows), in one call and in the two calls: the same bits.
+    for (const int fr : {64, 128}) {
+      const AttnRun tall = run_attention(all, in, false, true, fr);
+      EXPECT_TRUE(same_bits(tall.out, one.out)) << fr << " rows a block, head_dim " << all.dim;
+      const AttnRun t1 = run_attention(c1, first, false, true, fr);
+      const AttnRun t2 = run_attention(c2, second, false, true, fr);
+      EXPECT_TRUE(same_bits(t1.out, r1.out) && same_bits(t2.out, r2.out))
+          << fr << " rows a block in two calls, head_dim " << all.dim;
+    }
   }
+}
+
+// flash_rows other than 0, 64 and 128 is an error that says what was expected.
+TEST(Attention, PrefillRejectsAnUnknownBlockHeight) {
+  QC_REQUIRE_DEVICE();
+  std::mt19937 rng(34);
+  const AttnCase c{8, 2, 256, 64, 0, 10, 0};
+  const AttnInputs in = make_inputs(rng, c);
+  DevBuf<float> q(in.q_gate), k(in.k), v(in.v), qn(in.q_norm), kn(in.k_norm);
+  DevBuf<uint16_t> kc(in.k_cache), vc(in.v_cache);
+  DevBuf<int> pos(std::vector<int>{c.pos});
+  DevBuf<float> qs(attention_q_scratch_floats(c.n_head, c.dim, c.m));
+  DevBuf<float> out(static_cast<size_t>(c.m) * c.n_head * c.dim);
+  AttentionArgs a;
+  a.q_gate = q.get();
+  a.ld_q = 2 * c.n_head * c.dim;
+  a.k = k.get();
+  a.ld_k = c.n_kv * c.dim;
+  a.v = v.get();
+  a.ld_v = c.n_kv * c.dim;
+  a.q_norm = qn.get();
+  a.k_norm = kn.get();
+  a.rope_dims = c.rope_dims;
+  a.n_head = c.n_head;
+  a.n_kv = c.n_kv;
+  a.head_dim = c.dim;
+  a.k_cache = kc.get();
+  a.v_cache = vc.get();
+  a.max_ctx = kMaxCtx;
+  a.d_pos = pos.get();
+  a.m = c.m;
+  a.q_scratch = qs.get();
+  a.out = out.get();
+  a.ld_out = c.n_head * c.dim;
+  a.flash_rows = 96;
+  const GpuStatus st = attention_prefill(a, nullptr);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.describe().find("flash_rows must be 0 (default), 64 or 128, got 96"), std::string::npos)
+      << st.describe();
 }
 
 }  // namespace
