@@ -130,7 +130,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   b->prog_ = std::make_unique<StepProgram>(b->c_, b->model_, b->st_, b->sc_, b->n_ctx_);
   if (prefill_f16) {
     std::string why;
-    b->gemm_f16_ = gpu::GemmF16::create(prefill_rows, b->pb_.lt_workspace, &why);
+    b->gemm_f16_ = gpu::GemmF16::create(std::min(prefill_rows, kF16PlanRows), b->pb_.lt_workspace, &why);
     if (!b->gemm_f16_) {
       if (options.prefill_gemm == PrefillGemm::kF16)
         return make_error("CUDA backend: f16 prompt path: " + why);

@@ -83,6 +83,12 @@ inline constexpr size_t kF16SliceElems = size_t{96} << 20;
 // of 128 (17408 for the 27B's gate|up: a GEMM shape the heuristic serves as well as the whole matrix).
 int f16_slice_rows(int n, int k);
 
+// The M the f16 GEMM's algorithms are chosen for (GemmF16::create): the chunk size up to 1024 rows. Chunks
+// of 2048 keep the 1024-row choice: the heuristic's 2048-row algorithms made 512-token prompts 2-3% slower
+// (8011-8295 -> 7885 tok/s on the H200, 2026-12-04; 5757 -> 5589 on an H100, 2026-12-06), and one
+// algorithm per shape serves every M with the same bits (gemm_f16.h).
+inline constexpr int kF16PlanRows = 1024;
+
 // rows = 0 lays out nothing (the prefill path is off). f16: the gemm_f16 buffers too. gdn_chunked: the
 // chunked GDN scan's scratch (CudaBackendOptions::gdn_chunked).
 Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool f16, bool gdn_chunked,
