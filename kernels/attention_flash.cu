@@ -160,19 +160,34 @@ __global__ void __launch_bounds__(32 * W, W == 4 ? 2 : 1)
       }
 
       // Scale, mask by position, online softmax. Lane holds positions key0 + 8 nt + {0, 1} of rows a and b.
+      // A tile whose every position exists and precedes the warp's first row needs no mask (the masked
+      // path would give the same values: every comparison passes).
       const int key0 = j * kKeys + (lane & 3) * 2;
+      const bool full = (j + 1) * kKeys <= kv_len && (j + 1) * kKeys - 1 <= pos0 + warp_first_row;
       float tm_a = -INFINITY, tm_b = -INFINITY;
+      if (full) {
 #pragma unroll
-      for (int nt = 0; nt < 8; ++nt)
+        for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int key = key0 + nt * 8 + e;
-          const bool in = key < kv_len;
-          s[nt][e] = in && key <= pos_a ? __fmul_rn(s[nt][e], scale) : -INFINITY;
-          s[nt][2 + e] = in && key <= pos_b ? __fmul_rn(s[nt][2 + e], scale) : -INFINITY;
-          tm_a = fmaxf(tm_a, s[nt][e]);
-          tm_b = fmaxf(tm_b, s[nt][2 + e]);
-        }
+          for (int e = 0; e < 2; ++e) {
+            s[nt][e] = __fmul_rn(s[nt][e], scale);
+            s[nt][2 + e] = __fmul_rn(s[nt][2 + e], scale);
+            tm_a = fmaxf(tm_a, s[nt][e]);
+            tm_b = fmaxf(tm_b, s[nt][2 + e]);
+          }
+      } else {
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int key = key0 + nt * 8 + e;
+            const bool in = key < kv_len;
+            s[nt][e] = in && key <= pos_a ? __fmul_rn(s[nt][e], scale) : -INFINITY;
+            s[nt][2 + e] = in && key <= pos_b ? __fmul_rn(s[nt][2 + e], scale) : -INFINITY;
+            tm_a = fmaxf(tm_a, s[nt][e]);
+            tm_b = fmaxf(tm_b, s[nt][2 + e]);
+          }
+      }
       tm_a = fmaxf(tm_a, __shfl_xor_sync(kFullMask, tm_a, 1));
       tm_a = fmaxf(tm_a, __shfl_xor_sync(kFullMask, tm_a, 2));
       tm_b = fmaxf(tm_b, __shfl_xor_sync(kFullMask, tm_b, 1));
@@ -199,12 +214,16 @@ __global__ void __launch_bounds__(32 * W, W == 4 ? 2 : 1)
       sum_b = __fadd_rn(sum_b, __shfl_xor_sync(kFullMask, sum_b, 2));
       l_a = __fadd_rn(__fmul_rn(l_a, c_a), sum_a);
       l_b = __fadd_rn(__fmul_rn(l_b, c_b), sum_b);
+      // o * 1 == o exactly: once the rows' maxima settle (most tiles of a long row), the warp skips the
+      // head_dim / 2 multiplies a thread.
+      if (!__all_sync(kFullMask, c_a == 1.0f && c_b == 1.0f)) {
 #pragma unroll
-      for (int i = 0; i < D / 8; ++i) {
-        o[i][0] = __fmul_rn(o[i][0], c_a);
-        o[i][1] = __fmul_rn(o[i][1], c_a);
-        o[i][2] = __fmul_rn(o[i][2], c_b);
-        o[i][3] = __fmul_rn(o[i][3], c_b);
+        for (int i = 0; i < D / 8; ++i) {
+          o[i][0] = __fmul_rn(o[i][0], c_a);
+          o[i][1] = __fmul_rn(o[i][1], c_a);
+          o[i][2] = __fmul_rn(o[i][2], c_b);
+          o[i][3] = __fmul_rn(o[i][3], c_b);
+        }
       }
     }
     cp_async_wait<0>();
