@@ -24,7 +24,7 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
     {"prefill-gemm", true, "the prompt path's GEMM: auto (default), f16 (cuBLASLt) or int8 (gemm_q8)"},
     {"prefill-weights", true,
      "the f16 GEMM's weights: auto (default: resident when a quarter of the card stays free), resident, per-chunk"},
-    {"prefill-rows", true, "tokens per prompt chunk (default 1024)"},
+    {"prefill-rows", true, "tokens per prompt chunk (default 2048)"},
     {"attention-rows", true, "query rows per block of the prompt path's attention kernel: 64 or 128 (default: "
      "the engine's)"},
     {"gdn-chunked", false,

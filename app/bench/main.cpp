@@ -4,7 +4,7 @@
 //   qwenchat-bench [--preset 27b | --model FILE] [--json PATH] [--variants tile,hu,...]
 //                  [--contexts 0,4096,32768] [--tokens 32] [--budget 200] [--quick]
 //                  [--prefill 512,2048,8192] [--reuse 8000,100] [--only-prefill]
-//                  [--prefill-gemm auto|f16|int8] [--prefill-weights auto|resident|per-chunk] [--prefill-rows 1024]
+//                  [--prefill-gemm auto|f16|int8] [--prefill-weights auto|resident|per-chunk] [--prefill-rows 2048]
 //                  [--gdn-chunked] [--attention-rows 64|128]
 //
 // 1. Ceilings: read-only stream and device-to-device copy (kernels/bench/bench_util.cuh).

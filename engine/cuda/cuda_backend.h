@@ -66,9 +66,12 @@ struct CudaBackendOptions {
   int n_ctx = 4096;
   int max_batch = 64;  // tokens per forward() call (host logits buffer [max_batch][n_vocab])
   // Tokens per prefill() chunk on the prompt path (cuda/prefill_program.h); 0 = no prompt path, prompts
-  // go through forward(). 1024 rows cost 0.45 GiB of buffers for the 27B shapes; the load drops the path
-  // (with a note) when it alone does not fit.
-  int prefill_rows = 1024;
+  // go through forward(). 2048 rows cost 0.9 GiB of buffers for the 27B shapes (1024: 0.45 GiB); the plan
+  // halves a chunk of more than 1024 rows that does not fit, then drops the path (with a note). A prompt
+  // gives the same bits in chunks of any size. 2048 against 1024 rows, 27B preset, 2026-12-06, H100 with
+  // per-chunk f16 weights: 2048-token prompt 7648 -> 8606 tok/s (one weight dequantisation instead of
+  // two), 512 tokens 5793 / 5797 (docs/PERFORMANCE.md "2026-12-06 (fourth session)").
+  int prefill_rows = 2048;
   PrefillGemm prefill_gemm = PrefillGemm::kAuto;
   PrefillWeights prefill_weights = PrefillWeights::kAuto;
   // The prompt path's Gated DeltaNet scan in the chunked form on TF32 tensor cores (kernels/gdn_chunk.h)

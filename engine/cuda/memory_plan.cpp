@@ -33,6 +33,15 @@ Result<MemoryPlan> plan_memory(const MemoryPlanRequest& r) {
       add_note(p.note, "the prompt path runs on int8 tensor cores (about 3x slower than f16): " + r.cublaslt_why);
   }
   QC_ASSIGN(p.mem, estimate());
+  // Chunks of more than 1024 rows are the first thing to give up: 1024-row chunks lose only the second
+  // chunk's weight pass of a long prompt (CudaBackendOptions::prefill_rows) and give the same bits.
+  if (!fits(p.mem.total()) && p.prefill_rows > kFallbackPrefillRows) {
+    const int asked = p.prefill_rows;
+    p.prefill_rows = kFallbackPrefillRows;
+    QC_ASSIGN(p.mem, estimate());
+    add_note(p.note, "prompt chunks of " + std::to_string(kFallbackPrefillRows) + " tokens (" +
+                         std::to_string(asked) + " do not fit)");
+  }
   // The MTP state history (432 MiB for the 27B) is worth a model that loads: without it, MTP verification
   // falls back to snapshot + restore + re-run (one extra weight pass per rejection), still exact.
   if (!fits(p.mem.total()) && p.mem.history > 0 && fits(p.mem.total() - p.mem.history)) {

@@ -14,13 +14,16 @@
 
 namespace qc::cuda {
 
+// The chunk size a larger prompt chunk falls back to when it does not fit (plan_memory).
+inline constexpr int kFallbackPrefillRows = 1024;
+
 struct MemoryPlanRequest {
   const ModelConfig* config = nullptr;
   const ModelWeights* weights = nullptr;
   bool have_data = true;  // views into a file (false: generated weights, judged by name)
   int n_ctx = 4096;
   int sm_count = 132;
-  int prefill_rows = 1024;  // asked for; capped at n_ctx
+  int prefill_rows = 2048;  // asked for; capped at n_ctx, halved to 1024 when it does not fit
   PrefillGemm prefill_gemm = PrefillGemm::kAuto;
   PrefillWeights prefill_weights = PrefillWeights::kAuto;
   bool gdn_chunked = false;  // CudaBackendOptions::gdn_chunked (its scratch)

@@ -116,7 +116,7 @@ TEST(CudaMemoryPlan, Q4KM27BWith32kContextFitsA24GBCard) {
   std::printf("[ memory   ] 27B Q4_K_M, 32k context, 24 GiB card: %s%s%s\n", p->mem.describe().c_str(),
               p->note.empty() ? "" : "; ", p->note.c_str());
   EXPECT_TRUE(p->fits);
-  EXPECT_EQ(p->prefill_rows, 1024);
+  EXPECT_EQ(p->prefill_rows, 2048);
   EXPECT_TRUE(p->prefill_f16);
   EXPECT_FALSE(p->f16_resident);
   EXPECT_LE(p->mem.total() + kMemoryReserve, 24 * kGiB);
@@ -149,24 +149,42 @@ TEST(CudaMemoryPlan, LargestFittingContextIsTheBoundary) {
   EXPECT_EQ(*small, 4096);
 }
 
-// The fallbacks in their order: on a card just too small for everything, the MTP state history goes first.
-TEST(CudaMemoryPlan, HistoryIsTheFirstFallback) {
+// The fallbacks in their order: on a card just too small for everything, 2048-row prompt chunks become 1024
+// rows first (the same bits, one more weight pass per 2048 tokens); on a card smaller by the MTP state
+// history's half more, the history goes next.
+TEST(CudaMemoryPlan, ChunkRowsThenHistoryAreTheFirstFallbacks) {
   const ModelConfig c = preset_config("27b");
   const ModelWeights w = q4_k_m(c);
   auto full = plan_memory(request(c, w, 8192, 80 * kGiB));
   ASSERT_TRUE(full.ok() && full->fits);
   ASSERT_GT(full->mem.history, 0u);
   EXPECT_TRUE(full->with_history);
-  const uint64_t card = full->mem.total() - full->mem.prefill_weights + kMemoryReserve - full->mem.history / 2;
+  EXPECT_EQ(full->prefill_rows, 2048);
+  MemoryPlanRequest halved_req = request(c, w, 8192, 80 * kGiB);
+  halved_req.prefill_rows = kFallbackPrefillRows;
+  auto halved = plan_memory(halved_req);
+  ASSERT_TRUE(halved.ok() && halved->fits);
+  const uint64_t saved = full->mem.prefill - halved->mem.prefill;  // what 1024-row chunks give back
+  ASSERT_GT(saved, 0u);
+
+  const uint64_t card = full->mem.total() - full->mem.prefill_weights + kMemoryReserve - saved / 2;
   MemoryPlanRequest r = request(c, w, 8192, card);
   r.prefill_weights = PrefillWeights::kPerChunk;
+  auto rows = plan_memory(r);
+  ASSERT_TRUE(rows.ok()) << rows.error().describe();
+  EXPECT_TRUE(rows->fits);
+  EXPECT_EQ(rows->prefill_rows, kFallbackPrefillRows);
+  EXPECT_TRUE(rows->with_history);
+  EXPECT_NE(rows->note.find("prompt chunks of 1024 tokens (2048 do not fit)"), std::string::npos) << rows->note;
+
+  r.avail = card - saved / 2 - full->mem.history / 2;
   auto tight = plan_memory(r);
   ASSERT_TRUE(tight.ok()) << tight.error().describe();
   EXPECT_TRUE(tight->fits);
+  EXPECT_EQ(tight->prefill_rows, kFallbackPrefillRows);
   EXPECT_FALSE(tight->with_history);
   EXPECT_EQ(tight->mem.history, 0u);
   EXPECT_NE(tight->note.find("MTP state history"), std::string::npos) << tight->note;
-  EXPECT_EQ(tight->prefill_rows, 1024);
 }
 
 }  // namespace
