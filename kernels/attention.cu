@@ -20,8 +20,9 @@ constexpr int kSplitThreads = 32 * kSplitWarps;
 // used when a block of head_dim threads did it (a butterfly per 32 dims, then the partials' butterfly in
 // which lanes past head_dim / 32 add zeros, i.e. the pairwise tree below), so the bits are the same as
 // that kernel's, the decode path's included; the warp needs no block barrier (the block version waited
-// on three a row: 77 us for 1024 rows of the 27B against ~20 for the warp version, H100). The rotation
-// partner (dim d +- rope_dims / 2) comes through the warp's shared row.
+// on three a row: 77 us for 1024 rows of the 27B on an H100; the warp version was not timed alone, it is
+// part of the attention phase's 14.2 -> 11.1 ms, docs/PERFORMANCE.md). The rotation partner (dim
+// d +- rope_dims / 2) comes through the warp's shared row.
 constexpr int kPrepWarps = 8;
 
 template <int D>
