@@ -25,15 +25,16 @@ constexpr int kSplitThreads = 32 * kSplitWarps;
 // d +- rope_dims / 2) comes through the warp's shared row.
 constexpr int kPrepWarps = 8;
 
+// block_sum's second stage over the R = D / 32 partials, which sit in lanes 0 .. R-1 with zeros in the
+// others: its xor butterfly adds zeros (x + 0 == x for x >= 0) until the offset drops below R, then
+// lane i adds lane i + offset, which is this halving tree.
 template <int D>
-__device__ __forceinline__ float prep_sum(const float (&v)[D / 32]) {
-  // block_sum's second stage over D / 32 partials in lanes 0.. (zeros elsewhere: x + 0 == x for x >= 0).
-  if constexpr (D == 256) {
-    return __fadd_rn(__fadd_rn(__fadd_rn(v[0], v[4]), __fadd_rn(v[2], v[6])),
-                     __fadd_rn(__fadd_rn(v[1], v[5]), __fadd_rn(v[3], v[7])));
-  } else {
-    return __fadd_rn(__fadd_rn(v[0], v[2]), __fadd_rn(v[1], v[3]));
-  }
+__device__ __forceinline__ float prep_sum(float (&v)[D / 32]) {
+#pragma unroll
+  for (int off = D / 64; off > 0; off >>= 1)
+#pragma unroll
+    for (int i = 0; i < off; ++i) v[i] = __fadd_rn(v[i], v[i + off]);
+  return v[0];
 }
 
 template <int D>
@@ -367,6 +368,10 @@ GpuStatus attention_prefill(const AttentionArgs& in, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.max_ctx >= 1,
                  "attention_prefill: max_ctx must be positive, got " + std::to_string(a.max_ctx));
   QC_GPU_REQUIRE(a.out, "attention_prefill: the f32 output (out) is required");
+  // Before the prep kernel, so that a bad block height writes no cache entry.
+  QC_GPU_REQUIRE(
+      a.flash_rows == 0 || a.flash_rows == 64 || a.flash_rows == 128,
+      "attention_prefill: flash_rows must be 0 (default), 64 or 128, got " + std::to_string(a.flash_rows));
   QC_GPU_TRY(check_and_prep(a, "attention_prefill", kMaxRows, stream));
   QC_GPU_TRY(attention_flash_rows(a, stream));
   if (!a.out_q.hi) return GpuStatus::success();
