@@ -27,12 +27,21 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+
 #include "layout.h"
 #include "status.h"
 
 namespace qc::gpu {
 
 inline constexpr int kConvRing = 8;
+
+// gdn_prefill's form of the delta rule over a prompt chunk (gdn_prefill.h says what each costs).
+enum class GdnScan : uint8_t {
+  kToken,    // position by position (gdn_prefill.cu)
+  kGroup,    // groups of 4 positions on the absolute grid, f32 on CUDA cores (gdn_group.h)
+  kChunked,  // chunks of 64 positions on the absolute grid, TF32 tensor cores (gdn_chunk.h)
+};
 
 struct GdnArgs {
   int m = 1;
@@ -67,8 +76,8 @@ struct GdnArgs {
   float l2_eps = 1e-6f;
   float norm_eps = 1e-6f;
   bool pdl = false;
-  // gdn_prefill only: the chunked scan on tensor cores (gdn_chunk.h, opt-in) instead of the token scan.
-  bool chunked = false;
+  // gdn_prefill only: the form of the scan.
+  GdnScan scan = GdnScan::kToken;
 
   int conv_dim() const { return 2 * n_k_heads * head_k_dim + n_v_heads * head_v_dim; }
 };

@@ -20,7 +20,7 @@
 // differently from the whole chunk. Products in 3xTF32 (mma_tf32.cuh), T by 16x16 diagonal blocks and
 // block substitution in f32.
 //
-// Opt-in (GdnArgs::chunked) because it is slower than the token scan today: one 1024-row call of a 27B
+// Opt-in (GdnArgs::scan = GdnScan::kChunked) because it is slower than the token scan today: one 1024-row call of a 27B
 // layer on an H100 takes prep 378 us + scan 304 us against ~360 us for the token scan. Both are bound by
 // the instructions around the products (3xTF32 splits at every use, scalar fragment loads), not by
 // latency: 8 warps per block instead of 4 measured no faster (docs/PERFORMANCE.md, 2026-12-06 third
@@ -37,7 +37,7 @@
 
 namespace qc::gpu {
 
-inline constexpr int kGdnChunk = kGdnPrefillGrid;
+inline constexpr int kGdnChunk = kGdnChunkPositions;
 
 // Chunk slots a call of m rows needs whatever its start: the first chunk may begin up to 63 rows early.
 inline int gdn_chunk_slots(int m) {

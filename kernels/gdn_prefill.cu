@@ -6,6 +6,7 @@
 #include "common.cuh"
 #include "cp_async.cuh"
 #include "gdn_chunk.h"
+#include "gdn_group.h"
 #include "gdn_prefill.h"
 
 namespace qc::gpu {
@@ -40,7 +41,7 @@ struct Scratch {
   float* vo;    // [M][Nv*dv]
   float* gate;  // [Nv][Mp][2]
   int mp;       // M rounded up to kTile
-  float* chunk;  // a.chunked: gdn_chunk_floats(a) (w | qw | ou | g)
+  float* extra;  // kChunked: gdn_chunk_floats(a) (w | qw | ou | g); kGroup: gdn_group_floats(a) (coef)
 };
 
 Scratch carve(const GdnArgs& a, float* scratch) {
@@ -50,8 +51,25 @@ Scratch carve(const GdnArgs& a, float* scratch) {
   s.vo = s.qk + m * 2 * a.n_k_heads * a.head_k_dim;
   s.gate = s.vo + m * a.n_v_heads * a.head_v_dim;
   s.mp = round_up(a.m, kTile);
-  s.chunk = s.gate + static_cast<size_t>(s.mp) * 2 * a.n_v_heads;
+  s.extra = s.gate + static_cast<size_t>(s.mp) * 2 * a.n_v_heads;
   return s;
+}
+
+GdnGroupBufs group_bufs(const Scratch& s) {
+  GdnGroupBufs b;
+  b.qk = s.qk;
+  b.vo = s.vo;
+  b.gate = s.gate;
+  b.mp = s.mp;
+  b.coef = s.extra;
+  return b;
+}
+
+// Floats after the gate rows: the chunked or grouped scan's own buffers.
+size_t extra_floats(const GdnArgs& a) {
+  if (a.scan == GdnScan::kChunked) return gdn_chunk_floats(a);
+  if (a.scan == GdnScan::kGroup) return gdn_group_floats(a);
+  return 0;
 }
 
 GdnChunkBufs chunk_bufs(const GdnArgs& a, const Scratch& s) {
@@ -62,7 +80,7 @@ GdnChunkBufs chunk_bufs(const GdnArgs& a, const Scratch& s) {
   b.mp = s.mp;
   b.rows = gdn_chunk_slots(a.m) * kGdnChunk;
   const size_t head = static_cast<size_t>(b.rows) * a.n_v_heads;
-  b.w = s.chunk;
+  b.w = s.extra;
   b.qw = b.w + head * a.head_k_dim;
   b.ou = b.qw + head * a.head_k_dim;
   b.g = b.ou + head * a.head_v_dim;
@@ -181,7 +199,7 @@ __global__ void __launch_bounds__(kConvThreads) gdn_prefill_conv_kernel(const Gd
     if (lane < nt) {
       const int t = t0 + lane;
       g[2 * t] = beta;
-      g[2 * t + 1] = a.chunked ? gl : expf(gl);  // gdn_chunk.h takes the log decay
+      g[2 * t + 1] = a.scan == GdnScan::kChunked ? gl : expf(gl);  // gdn_chunk.h takes the log decay
     }
     // The padding tokens [M, Mp) of the last tile: the scan copies whole 16-byte chunks, never uses them.
     if (t0 + nt == a.m)
@@ -410,7 +428,7 @@ size_t gdn_prefill_scratch_floats(const GdnArgs& a) {
   const size_t mp = static_cast<size_t>(round_up(a.m > 0 ? a.m : 0, kTile));
   return m * (2 * static_cast<size_t>(a.n_k_heads) * a.head_k_dim +
               static_cast<size_t>(a.n_v_heads) * a.head_v_dim) +
-         2 * static_cast<size_t>(a.n_v_heads) * mp + (a.chunked ? gdn_chunk_floats(a) : 0);
+         2 * static_cast<size_t>(a.n_v_heads) * mp + extra_floats(a);
 }
 
 GpuStatus gdn_prefill(const GdnArgs& a, float* scratch, cudaStream_t stream) {
@@ -461,8 +479,11 @@ GpuStatus gdn_prefill(const GdnArgs& a, float* scratch, cudaStream_t stream) {
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gdn_prefill_ring_kernel", __FILE__, __LINE__);
   QC_LAUNCH_CHECK("gdn_prefill_ring_kernel", stream);
 
-  if (a.chunked) {
+  if (a.scan == GdnScan::kChunked) {
     const GpuStatus scan = gdn_chunk_scan(a, chunk_bufs(a, s), stream);
+    if (!scan.ok()) return scan;
+  } else if (a.scan == GdnScan::kGroup) {
+    const GpuStatus scan = gdn_group_scan(a, group_bufs(s), stream);
     if (!scan.ok()) return scan;
   } else {
     if (a.head_k_dim == 128)

@@ -27,8 +27,9 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
     {"prefill-rows", true, "tokens per prompt chunk (default 2048)"},
     {"attention-rows", true, "query rows per block of the prompt path's attention kernel: 64 or 128 (default: "
      "the engine's)"},
-    {"gdn-chunked", false,
-     "the prompt path's GDN scan in the chunked form on tensor cores (opt-in, kernels/gdn_chunk.h)"},
+    {"gdn-scan", true,
+     "the prompt path's GDN scan: token, group (4 positions a step) or chunked (64 on "
+     "tensor cores) (default: the engine's; kernels/gdn_prefill.h)"},
     {"memory-limit", true, "GiB of device memory to plan the load against (simulates a smaller card)"},
     {"weights", true,
      "the preset's weights as llama-quantize would write the file: q8_0 (default), f32, q4_0, q5_0, q4_k_s, "
@@ -89,7 +90,6 @@ Result<Options> parse_bench_options(int argc, char** argv, bool* help) {
   QC_ASSIGN(o.budget_s, a.get_double("budget", o.budget_s, 1.0, 1e5));
   o.quick = a.has("quick");
   o.only_prefill = a.has("only-prefill");
-  o.gdn_chunked = a.has("gdn-chunked");
   QC_ASSIGN(o.memory_limit, a.get_gib("memory-limit", 0.25, 4096.0));
   if (const auto w = a.get("weights")) {
     // llama.cpp's file types by name; the plain ones (f32, q8_0) fill every matrix with their type, the
@@ -112,6 +112,12 @@ Result<Options> parse_bench_options(int argc, char** argv, bool* help) {
     o.prefill.message = std::max(1, std::atoi(hm[1].c_str()));
   }
   using qc::cuda::PrefillGemm, qc::cuda::PrefillWeights;
+  if (const auto g = a.get("gdn-scan")) {
+    QC_ASSIGN(o.gdn_scan, choice<qc::gpu::GdnScan>("gdn-scan", *g,
+                                                   {{"token", qc::gpu::GdnScan::kToken},
+                                                    {"group", qc::gpu::GdnScan::kGroup},
+                                                    {"chunked", qc::gpu::GdnScan::kChunked}}));
+  }
   if (const auto g = a.get("prefill-gemm")) {
     QC_ASSIGN(o.prefill_gemm, choice<PrefillGemm>("prefill-gemm", *g,
                                                   {{"auto", PrefillGemm::kAuto},

@@ -28,7 +28,7 @@ struct Options {
   qc::cuda::PrefillGemm prefill_gemm = qc::cuda::PrefillGemm::kAuto;
   qc::cuda::PrefillWeights prefill_weights = qc::cuda::PrefillWeights::kAuto;
   int prefill_rows = qc::cuda::CudaBackendOptions{}.prefill_rows;
-  bool gdn_chunked = false;  // CudaBackendOptions::gdn_chunked
+  qc::gpu::GdnScan gdn_scan = qc::cuda::CudaBackendOptions{}.gdn_scan;
   int attention_rows = 0;    // CudaBackendOptions::attention_rows
   qc::DType weights = qc::DType::kQ8_0;  // the preset's matrix type
   std::optional<qc::QuantMix> mix;       // or a mix: each tensor's type as llama.cpp's quantizer picks it

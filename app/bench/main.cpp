@@ -5,7 +5,7 @@
 //                  [--contexts 0,4096,32768] [--tokens 32] [--budget 200] [--quick]
 //                  [--prefill 512,2048,8192] [--reuse 8000,100] [--only-prefill]
 //                  [--prefill-gemm auto|f16|int8] [--prefill-weights auto|resident|per-chunk] [--prefill-rows 2048]
-//                  [--gdn-chunked] [--attention-rows 64|128]
+//                  [--gdn-scan token|group|chunked] [--attention-rows 64|128]
 //
 // 1. Ceilings: read-only stream and device-to-device copy (kernels/bench/bench_util.cuh).
 // 2. The model: a preset's real shapes with Q8_0 weights generated in GPU memory (random_weights.h), or a
@@ -69,6 +69,18 @@ using qc::bench_app::Options;
 using qc::cuda::CudaProbe;
 using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
+
+const char* gdn_scan_name(qc::gpu::GdnScan s) {
+  switch (s) {
+    case qc::gpu::GdnScan::kToken:
+      return "token";
+    case qc::gpu::GdnScan::kGroup:
+      return "group";
+    case qc::gpu::GdnScan::kChunked:
+      return "chunked";
+  }
+  return "?";
+}
 
 // The config reader applied to the metadata a preset's file would carry (a tensor-less GGUF in /tmp).
 Result<qc::ModelConfig> preset_config(const qc::ModelShape& shape) {
@@ -153,7 +165,7 @@ Status Bench::build_model() {
   bo.prefill_gemm = opt_.prefill_gemm;
   bo.prefill_weights = opt_.prefill_weights;
   bo.prefill_rows = opt_.prefill_rows;
-  bo.gdn_chunked = opt_.gdn_chunked;
+  bo.gdn_scan = opt_.gdn_scan;
   bo.attention_rows = opt_.attention_rows;
   bo.measure_ceiling = false;  // measured here, in the same run, with more repetitions (measure_ceilings)
   bo.memory_limit = opt_.memory_limit;
@@ -574,9 +586,10 @@ void Bench::profile_prefill(int tokens, int after) {
   double sum = 0.0;
   for (const auto& [phase, ms] : totals) sum += ms;
   std::printf(
-      "\n== where a %d-token prompt's time goes%s (device time per phase, GEMM %s, chunks of %d%s%s) ==\n",
+      "\n== where a %d-token prompt's time goes%s (device time per phase, GEMM %s, chunks of %d, GDN %s "
+      "scan%s) ==\n",
       tokens, after ? (" after " + std::to_string(after) + " tokens").c_str() : "",
-      CudaProbe::prefill_gemm(*be_), be_->prefill_rows(), opt_.gdn_chunked ? ", GDN chunked" : "",
+      CudaProbe::prefill_gemm(*be_), be_->prefill_rows(), gdn_scan_name(opt_.gdn_scan),
       opt_.attention_rows ? (", attention rows " + std::to_string(opt_.attention_rows)).c_str() : "");
   json rows = json::array();
   for (const auto& [phase, ms] : totals) {
@@ -601,7 +614,7 @@ void Bench::write_json() {
   j["prefill_gemm"] = CudaProbe::prefill_gemm(*be_);
   j["prefill_weights"] = CudaProbe::prefill_weights(*be_);
   j["prefill_rows"] = be_->prefill_rows();
-  j["gdn_chunked"] = opt_.gdn_chunked;
+  j["gdn_scan"] = gdn_scan_name(opt_.gdn_scan);
   j["attention_rows"] = opt_.attention_rows;
   json rows = json::array();
   for (const Row& r : rows_)
@@ -651,8 +664,8 @@ int Bench::run() {
   }
   std::printf("model: %s\nloaded in %.1f s; device memory %s\n", model_desc_.c_str(), load_s_,
               CudaProbe::memory(*be_).describe().c_str());
-  std::printf("prompt path: chunks of %d, GEMM %s, weights %s%s%s\n", be_->prefill_rows(),
-              CudaProbe::prefill_gemm(*be_), CudaProbe::prefill_weights(*be_),
+  std::printf("prompt path: chunks of %d, GEMM %s, weights %s, GDN %s scan%s%s\n", be_->prefill_rows(),
+              CudaProbe::prefill_gemm(*be_), CudaProbe::prefill_weights(*be_), gdn_scan_name(opt_.gdn_scan),
               be_->info().note.empty() ? "" : "; load note: ", be_->info().note.c_str());
   std::printf(
       "bytes per token: weights %.3f GB, GDN state read+write %.3f GB (not counted in the floor), KV %.1f KB "

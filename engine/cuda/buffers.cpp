@@ -143,7 +143,7 @@ std::string MemoryEstimate::describe() const {
 
 Result<MemoryEstimate> estimate_memory(const ModelConfig& c, const ModelWeights& w, bool have_data, int n_ctx,
                                        bool with_history, int sm_count, int prefill_rows, bool prefill_f16,
-                                       bool gdn_chunked) {
+                                       gpu::GdnScan gdn_scan) {
   Carver wc;
   QC_ASSIGN(const DeviceModel m, layout_model(c, w, have_data, wc));
   Carver rec, hist, kv, sc;
@@ -160,7 +160,7 @@ Result<MemoryEstimate> estimate_memory(const ModelConfig& c, const ModelWeights&
   e.snapshot = rec.bytes();
   Carver pc;
   PrefillBuffers pb;
-  QC_TRY(layout_prefill(c, m, prefill_rows, prefill_f16, gdn_chunked, pc, &pb));
+  QC_TRY(layout_prefill(c, m, prefill_rows, prefill_f16, gdn_scan, pc, &pb));
   e.prefill = pc.bytes();
   e.n_ctx = n_ctx;
   return e;

@@ -11,6 +11,7 @@
 
 #include "cuda/cuda_util.h"
 #include "cuda/device_model.h"
+#include "gdn.h"
 #include "layout.h"
 #include "model/config.h"
 
@@ -111,6 +112,6 @@ struct MemoryEstimate {
 // prefill_rows: the prompt path's chunk (0 = no prompt path); prefill_f16: with the f16 GEMM's buffers.
 Result<MemoryEstimate> estimate_memory(const ModelConfig& c, const ModelWeights& w, bool have_data, int n_ctx,
                                        bool with_history, int sm_count, int prefill_rows, bool prefill_f16,
-                                       bool gdn_chunked);
+                                       gpu::GdnScan gdn_scan);
 
 }  // namespace qc::cuda

@@ -119,7 +119,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
   QC_ASSIGN(b->model_, layout_model(config, weights, have_data, wc));
   QC_TRY(layout_state(config, b->model_, b->n_ctx_, rc, hc2, kc2, &b->st_, with_history));
   QC_TRY(layout_scratch(config, b->model_, b->sm_count_, sc, &b->sc_));
-  QC_TRY(layout_prefill(config, b->model_, prefill_rows, prefill_f16, options.gdn_chunked, pc, &b->pb_));
+  QC_TRY(layout_prefill(config, b->model_, prefill_rows, prefill_f16, options.gdn_scan, pc, &b->pb_));
   b->pb_.attn_rows = options.attention_rows;
   Carver fc(b->prefill_weights_block_.get());
   if (f16_resident) place_prefill_f16_weights(b->model_, fc);
@@ -196,7 +196,7 @@ CudaBackend::~CudaBackend() {
 }
 
 int CudaBackend::prefill_grid() const {
-  return pb_.rows > 0 && pb_.gdn_chunked ? gpu::kGdnPrefillGrid : 1;
+  return pb_.rows > 0 ? gpu::gdn_prefill_grid(pb_.gdn_scan) : 1;
 }
 
 BackendInfo CudaBackend::info() const {

@@ -74,10 +74,11 @@ struct CudaBackendOptions {
   int prefill_rows = 2048;
   PrefillGemm prefill_gemm = PrefillGemm::kAuto;
   PrefillWeights prefill_weights = PrefillWeights::kAuto;
-  // The prompt path's Gated DeltaNet scan in the chunked form on TF32 tensor cores (kernels/gdn_chunk.h)
-  // instead of the token scan: opt-in, slower today (docs/PERFORMANCE.md, 2026-12-06 third session); its
-  // bits then hold only across calls starting on prefill_grid() = 64.
-  bool gdn_chunked = false;
+  // The form of the prompt path's Gated DeltaNet scan (kernels/gdn_prefill.h): token by token, in groups of
+  // 4 positions (gdn_group.h) or in chunks of 64 on TF32 tensor cores (gdn_chunk.h, slower: docs/
+  // PERFORMANCE.md, 2026-12-06 third session). A prompt keeps its bits across calls starting on the form's
+  // grid (prefill_grid(): 1, 4, 64).
+  gpu::GdnScan gdn_scan = gpu::GdnScan::kToken;
   // Query rows per block of the prompt path's attention kernel (AttentionArgs::flash_rows): 64 or 128;
   // 0 = the measured default (kernels/attention_flash.h kFlashRowsDefault). The same bits either way.
   int attention_rows = 0;

@@ -49,7 +49,7 @@ Result<DevicePlan> plan_on_device(const ModelConfig& config, const ModelWeights&
   req.prefill_rows = options.prefill_rows;
   req.prefill_gemm = options.prefill_gemm;
   req.prefill_weights = options.prefill_weights;
-  req.gdn_chunked = options.gdn_chunked;
+  req.gdn_scan = options.gdn_scan;
   if (std::min(options.prefill_rows, options.n_ctx) > 0 && options.prefill_gemm != PrefillGemm::kInt8)
     req.cublaslt = gpu::cublaslt(&req.cublaslt_why) != nullptr;
   size_t free_b = 0, total_b = 0;

@@ -21,7 +21,7 @@ Result<MemoryPlan> plan_memory(const MemoryPlanRequest& r) {
   auto fits = [&](uint64_t bytes) { return bytes + kMemoryReserve <= r.avail; };
   auto estimate = [&]() {
     return estimate_memory(c, w, r.have_data, r.n_ctx, p.with_history, r.sm_count, p.prefill_rows, p.prefill_f16,
-                           r.gdn_chunked);
+                           r.gdn_scan);
   };
   // The prompt path's chunk never exceeds the context (a small model's 512 positions need no 1024 rows).
   p.prefill_rows = std::min(r.prefill_rows, r.n_ctx);

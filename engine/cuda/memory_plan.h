@@ -26,7 +26,7 @@ struct MemoryPlanRequest {
   int prefill_rows = 2048;  // asked for; capped at n_ctx, halved to 1024 when it does not fit
   PrefillGemm prefill_gemm = PrefillGemm::kAuto;
   PrefillWeights prefill_weights = PrefillWeights::kAuto;
-  bool gdn_chunked = false;  // CudaBackendOptions::gdn_chunked (its scratch)
+  gpu::GdnScan gdn_scan = gpu::GdnScan::kToken;  // CudaBackendOptions::gdn_scan (its scratch)
   bool cublaslt = false;    // the toolkit's libcublasLt loaded (the f16 prompt path needs it)
   std::string cublaslt_why;  // why not, for the errors and notes
   uint64_t avail = 0;        // device bytes to plan against (free memory, or the user's cap)

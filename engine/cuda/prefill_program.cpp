@@ -75,7 +75,7 @@ int f16_slice_rows(int n, int k) {
   return static_cast<int>(std::min<size_t>(rows, static_cast<size_t>(n)));
 }
 
-Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool f16, bool gdn_chunked,
+Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool f16, gpu::GdnScan gdn_scan,
                       Carver& cv, PrefillBuffers* out) {
   PrefillBuffers b;
   b.rows = rows;
@@ -109,8 +109,8 @@ Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool
   if (any_gdn) {
     gpu::GdnArgs g = gdn_shape_args(c);
     g.m = rows;
-    g.chunked = gdn_chunked;
-    b.gdn_chunked = gdn_chunked;
+    g.scan = gdn_scan;
+    b.gdn_scan = gdn_scan;
     b.gdn = cv.take<float>(std::max<size_t>(gpu::gdn_prefill_scratch_floats(g), 1));
   }
   if (f16) {
@@ -278,7 +278,7 @@ Status PrefillProgram::gdn(const DevLayer& L, const int* d_pos, int n, cudaStrea
   g.out = pb_.mix.f;
   g.ld_out = pb_.mix.ld_f;
   g.out_q = words(pb_.mix);
-  g.chunked = pb_.gdn_chunked;
+  g.scan = pb_.gdn_scan;
   return gpu_status("gdn", gpu::gdn_prefill(g, pb_.gdn, s));
 }
 

@@ -43,6 +43,7 @@
 #include "cuda/cuda_util.h"
 #include "cuda/device_model.h"
 #include "cuda/prefill_profile.h"
+#include "gdn.h"
 #include "gemm_f16.h"
 #include "model/config.h"
 
@@ -62,9 +63,9 @@ struct PrefillBuffers {
   float* attn_out = nullptr;  // [rows][n_attn]: the MTP block's attention output (not used further)
   float* hidden = nullptr;    // [rows + 1][H]: row 0 the hidden before the chunk, row 1 + i chunk row i
   float* gdn = nullptr;       // gdn_prefill scratch
-  bool gdn_chunked = false;   // gdn_prefill's chunked scan (GdnArgs::chunked)
-  int attn_rows = 0;          // attention_prefill's rows per block (AttentionArgs::flash_rows)
-  float* attn_q = nullptr;    // attention_prefill scratch: [rows][n_head][head_dim] rotated queries
+  gpu::GdnScan gdn_scan = gpu::GdnScan::kToken;  // gdn_prefill's form of the scan (GdnArgs::scan)
+  int attn_rows = 0;        // attention_prefill's rows per block (AttentionArgs::flash_rows)
+  float* attn_q = nullptr;  // attention_prefill scratch: [rows][n_head][head_dim] rotated queries
   // The f16 GEMM's buffers (gemm_f16.h; null on the int8 path): a chunk's activations in f16, one weight
   // slice dequantised (at most w16_elems elements: a matrix larger than that is dequantised and multiplied
   // in slices of rows), and cuBLASLt's workspace.
@@ -89,9 +90,9 @@ int f16_slice_rows(int n, int k);
 // algorithm per shape serves every M with the same bits (gemm_f16.h).
 inline constexpr int kF16PlanRows = 1024;
 
-// rows = 0 lays out nothing (the prefill path is off). f16: the gemm_f16 buffers too. gdn_chunked: the
-// chunked GDN scan's scratch (CudaBackendOptions::gdn_chunked).
-Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool f16, bool gdn_chunked,
+// rows = 0 lays out nothing (the prefill path is off). f16: the gemm_f16 buffers too. gdn_scan: the
+// GDN scan whose scratch to lay out (CudaBackendOptions::gdn_scan).
+Status layout_prefill(const ModelConfig& c, const DeviceModel& m, int rows, bool f16, gpu::GdnScan gdn_scan,
                       Carver& carver, PrefillBuffers* out);
 
 struct PrefillChunk {

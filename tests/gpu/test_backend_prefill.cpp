@@ -5,7 +5,8 @@
 // cases without the toolkit's libcublasLt).
 //
 // Bounds, in the terms of test_backend_oracle.cpp (gain 4, 33 quantisation points per token; GDN rounds in
-// f32, the opt-in chunked scan to ~3e-4 of the RMS (test_gdn_prefill.cpp): below the floor). The floor: the decode path's f16 KV cache is 4 sqrt(2) 2^-11 (k and v rounded);
+// f32, the token and group scans to ~1e-5 of the RMS, the chunked one to ~3e-4 (test_gdn_prefill.cpp): below
+// the floor). The floor: the decode path's f16 KV cache is 4 sqrt(2) 2^-11 (k and v rounded);
 // the prompt path's attention also rounds q and the probabilities to f16 (attention_flash.h), four
 // independent roundings of the same size: 4 sqrt(4) 2^-11.
 // - int8: every projection input in format hl, eps 0.0129 / 127 = 1.0e-4, as the hl-class GEMVs;
@@ -16,6 +17,7 @@
 
 #include "backend_test_util.h"
 #include "cublaslt.h"
+#include "gdn_prefill.h"
 
 namespace qc::cuda::test {
 namespace {
@@ -28,19 +30,20 @@ class CudaPrefill : public ::testing::TestWithParam<PrefillGemm> {
  protected:
   void SetUp() override {
     std::string why;
-    if (GetParam() == PrefillGemm::kF16 && !gpu::cublaslt(&why)) GTEST_SKIP() << "cuBLASLt unavailable: " << why;
+    if (GetParam() == PrefillGemm::kF16 && !gpu::cublaslt(&why))
+      GTEST_SKIP() << "cuBLASLt unavailable: " << why;
   }
   double bound() const { return GetParam() == PrefillGemm::kF16 ? kBoundF16 : kBoundInt8; }
   std::unique_ptr<CudaBackend> make_prefill_cuda(const Model& model, int n_ctx, int rows,
-                                                bool gdn_chunked = false) const;
+                                                 gpu::GdnScan gdn_scan = gpu::GdnScan::kToken) const;
 };
 
 std::unique_ptr<CudaBackend> CudaPrefill::make_prefill_cuda(const Model& model, int n_ctx, int rows,
-                                                            bool gdn_chunked) const {
+                                                            gpu::GdnScan gdn_scan) const {
   CudaBackendOptions o;
   o.n_ctx = n_ctx;
   o.prefill_rows = rows;
-  o.gdn_chunked = gdn_chunked;
+  o.gdn_scan = gdn_scan;
   o.prefill_gemm = GetParam();
   auto b = CudaBackend::create(model.config(), model.weights(), o);
   if (!b.ok()) throw std::runtime_error("CudaBackend::create: " + b.error().describe());
@@ -111,8 +114,8 @@ TEST_P(CudaPrefill, LastRowAndTheStateItLeavesMatchTheOracle) {
                               ref.logits.begin() + static_cast<std::ptrdiff_t>((n + i + 1) * V));
       dnext = std::max(dnext, rel_dist(row, want, 0, V));
     }
-    std::printf("[ distance ] prompt %3d: last logits %.3e hidden %.3e, next tokens %.3e (bound %.3e)\n", n, dl,
-                dh, dnext, bound());
+    std::printf("[ distance ] prompt %3d: last logits %.3e hidden %.3e, next tokens %.3e (bound %.3e)\n", n,
+                dl, dh, dnext, bound());
     EXPECT_LT(dl, bound()) << n;
     EXPECT_LT(dh, bound()) << n;
     EXPECT_LT(dnext, bound()) << n;
@@ -132,8 +135,9 @@ TEST_P(CudaPrefill, LongPromptAcrossChunksMatchesTheDecodePath) {
   const SeqOut dec = run_sequence(*gpu, tokens, {4});
   const double dl = rel_dist(got.logits, last_row(dec.logits, V), 0, V);
   const double dh = rel_dist(got.hidden, last_row(dec.hidden, H), 0, H);
-  std::printf("[ distance ] prompt 2049 (chunks 1024+1024+1) vs decode path: logits %.3e hidden %.3e (bound %.3e)\n",
-              dl, dh, 2 * bound());
+  std::printf(
+      "[ distance ] prompt 2049 (chunks 1024+1024+1) vs decode path: logits %.3e hidden %.3e (bound %.3e)\n",
+      dl, dh, 2 * bound());
   EXPECT_LT(dl, 2 * bound());
   EXPECT_LT(dh, 2 * bound());
 }
@@ -149,7 +153,8 @@ TEST_P(CudaPrefill, ChunkingChangesNoBit) {
   const std::vector<int32_t> prompt(tokens.begin(), tokens.end() - 1);
   std::vector<float> first_next;
   LastRow first;
-  for (const std::vector<int>& calls : std::vector<std::vector<int>>{{256}, {1, 63, 64, 65, 107}, {4}, {100, 200}}) {
+  for (const std::vector<int>& calls :
+       std::vector<std::vector<int>>{{256}, {1, 63, 64, 65, 107}, {4}, {100, 200}}) {
     const LastRow got = prefill_sequence(*gpu, prompt, calls);
     auto r = gpu->forward(std::span<const int32_t>(tokens.data() + 300, 1), 300);
     ASSERT_TRUE(r.ok()) << r.error().describe();
@@ -165,49 +170,53 @@ TEST_P(CudaPrefill, ChunkingChangesNoBit) {
   }
 }
 
-// The chunked GDN scan (CudaBackendOptions::gdn_chunked, opt-in): the last row and the next decoded token
-// against the oracle within the bound (its ~3e-4 of the RMS, test_gdn_prefill.cpp, is below the floor),
-// the same bits for calls starting on its grid (prefill_grid() = 64), within twice the bound of an
+// The GDN scans on a grid (CudaBackendOptions::gdn_scan: groups of 4, chunks of 64): the last row and the
+// next decoded token against the oracle within the bound (their rounding, test_gdn_prefill.cpp, is below
+// the floor), the same bits for calls starting on the grid (prefill_grid()), within twice the bound of an
 // uninterrupted run for calls starting elsewhere.
-TEST_P(CudaPrefill, ChunkedGdnKeepsItsBitsOnTheGrid) {
+TEST_P(CudaPrefill, GdnScansKeepTheirBitsOnTheGrid) {
   QC_REQUIRE_CUDA_DEVICE();
   auto model = load_model(DType::kQ8_0);
   const auto& c = model->config();
   const size_t V = static_cast<size_t>(c.n_vocab), H = static_cast<size_t>(c.n_embd);
   auto oracle = make_oracle(*model);
-  auto gpu = make_prefill_cuda(*model, 512, 256, true);
-  ASSERT_EQ(gpu->prefill_grid(), 64);
   const auto tokens = random_tokens(301, c.n_vocab, 301);
   const std::vector<int32_t> prompt(tokens.begin(), tokens.end() - 1);
   const SeqOut ref = run_sequence(*oracle, tokens, {32});
-  std::vector<float> first_next;
-  LastRow first;
-  for (const std::vector<int>& calls :
-       std::vector<std::vector<int>>{{256}, {64}, {128, 64}, {192, 128}, {1, 63, 64, 65, 107}, {100, 200}}) {
-    const LastRow got = prefill_sequence(*gpu, prompt, calls);
-    auto r = gpu->forward(std::span<const int32_t>(tokens.data() + 300, 1), 300);
-    ASSERT_TRUE(r.ok()) << r.error().describe();
-    const std::vector<float> next(r->logits.begin(), r->logits.end());
-    EXPECT_LT(rel_dist(got.logits, row_of(ref.logits, 299, V), 0, V), bound()) << "calls of " << calls[0];
-    EXPECT_LT(rel_dist(got.hidden, row_of(ref.hidden, 299, H), 0, H), bound()) << "calls of " << calls[0];
-    EXPECT_LT(rel_dist(next, row_of(ref.logits, 300, V), 0, V), bound()) << "calls of " << calls[0];
-    if (first.logits.empty()) {
-      first = got;
-      first_next = next;
-      continue;
-    }
-    bool on_grid = true;  // every call starts on the grid (the last size repeats, as in prefill_sequence)
-    for (size_t i = 0, at = 0; at < prompt.size(); ++i) {
-      on_grid = on_grid && at % 64 == 0;
-      at += static_cast<size_t>(calls[std::min(i, calls.size() - 1)]);
-    }
-    if (on_grid) {
-      EXPECT_TRUE(same_bits(got.logits, first.logits)) << "calls of " << calls[0] << "...";
-      EXPECT_TRUE(same_bits(got.hidden, first.hidden)) << "calls of " << calls[0] << "...";
-      EXPECT_TRUE(same_bits(next, first_next)) << "calls of " << calls[0] << "...: the state differs";
-    } else {
-      EXPECT_LT(rel_dist(got.logits, first.logits, 0, V), 2 * bound()) << "calls of " << calls[0] << "...";
-      EXPECT_LT(rel_dist(next, first_next, 0, V), 2 * bound()) << "calls of " << calls[0] << "...";
+  for (const gpu::GdnScan scan : {gpu::GdnScan::kGroup, gpu::GdnScan::kChunked}) {
+    const int grid = gpu::gdn_prefill_grid(scan);
+    SCOPED_TRACE("grid " + std::to_string(grid));
+    auto gpu = make_prefill_cuda(*model, 512, 256, scan);
+    ASSERT_EQ(gpu->prefill_grid(), grid);
+    std::vector<float> first_next;
+    LastRow first;
+    for (const std::vector<int>& calls : std::vector<std::vector<int>>{
+             {256}, {64}, {128, 64}, {192, 128}, {1, 63, 64, 65, 107}, {100, 200}}) {
+      const LastRow got = prefill_sequence(*gpu, prompt, calls);
+      auto r = gpu->forward(std::span<const int32_t>(tokens.data() + 300, 1), 300);
+      ASSERT_TRUE(r.ok()) << r.error().describe();
+      const std::vector<float> next(r->logits.begin(), r->logits.end());
+      EXPECT_LT(rel_dist(got.logits, row_of(ref.logits, 299, V), 0, V), bound()) << "calls of " << calls[0];
+      EXPECT_LT(rel_dist(got.hidden, row_of(ref.hidden, 299, H), 0, H), bound()) << "calls of " << calls[0];
+      EXPECT_LT(rel_dist(next, row_of(ref.logits, 300, V), 0, V), bound()) << "calls of " << calls[0];
+      if (first.logits.empty()) {
+        first = got;
+        first_next = next;
+        continue;
+      }
+      bool on_grid = true;  // every call starts on the grid (the last size repeats, as in prefill_sequence)
+      for (size_t i = 0, at = 0; at < prompt.size(); ++i) {
+        on_grid = on_grid && at % static_cast<size_t>(grid) == 0;
+        at += static_cast<size_t>(calls[std::min(i, calls.size() - 1)]);
+      }
+      if (on_grid) {
+        EXPECT_TRUE(same_bits(got.logits, first.logits)) << "calls of " << calls[0] << "...";
+        EXPECT_TRUE(same_bits(got.hidden, first.hidden)) << "calls of " << calls[0] << "...";
+        EXPECT_TRUE(same_bits(next, first_next)) << "calls of " << calls[0] << "...: the state differs";
+      } else {
+        EXPECT_LT(rel_dist(got.logits, first.logits, 0, V), 2 * bound()) << "calls of " << calls[0] << "...";
+        EXPECT_LT(rel_dist(next, first_next, 0, V), 2 * bound()) << "calls of " << calls[0] << "...";
+      }
     }
   }
 }
@@ -238,13 +247,15 @@ TEST_P(CudaPrefill, MtpEntriesServeTheDrafts) {
   ASSERT_TRUE(want.ok()) << want.error().describe();
   const std::vector<float> d_decode(want->logits.begin(), want->logits.end());
   const double dd = rel_dist(d_prefill, d_decode, 0, V);
-  std::printf("[ distance ] MTP draft after the prompt path vs the decode path: %.3e (bound %.3e)\n", dd, 2 * bound());
+  std::printf("[ distance ] MTP draft after the prompt path vs the decode path: %.3e (bound %.3e)\n", dd,
+              2 * bound());
   EXPECT_LT(dd, 2 * bound());
   for (const int draft_len : {1, 3}) {
     const GreedyRun with = greedy(*gpu, prompt, 24, draft_len);
     const GreedyRun without = greedy(*gpu, prompt, 24);
     EXPECT_EQ(with.tokens, without.tokens) << draft_len;
-    std::printf("[ mtp      ] draft %d after a 150-token prompt: acceptance %.2f\n", draft_len, with.mtp_acceptance);
+    std::printf("[ mtp      ] draft %d after a 150-token prompt: acceptance %.2f\n", draft_len,
+                with.mtp_acceptance);
   }
 }
 

@@ -1,8 +1,8 @@
-// Gated DeltaNet prefill (gdn_prefill.h), with the token scan and with the chunked scan (GdnArgs::chunked,
-// gdn_chunk.h): against the double CPU reference over whole chunks (from position 0 and after a gdn_step
-// warm-up), bit-identical results however a prompt is split into calls (the chunked scan: calls starting on
-// its grid; elsewhere within the rounding), continuation with gdn_step, the conv ring it leaves, and the
-// argument checks.
+// Gated DeltaNet prefill (gdn_prefill.h), with each form of the scan (GdnArgs::scan: token, group of 4 in
+// gdn_group.h, chunked in gdn_chunk.h): against the double CPU reference over whole chunks (from position 0
+// and after a gdn_step warm-up), bit-identical results however a prompt is split into calls (group and
+// chunked: calls starting on their grid; elsewhere within the rounding), continuation with gdn_step, the
+// conv ring it leaves, and the argument checks.
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
@@ -70,11 +70,11 @@ constexpr size_t kGuard = 256;  // poisoned floats after the scratch gdn_prefill
 // (NaN in the padding) so that a wrong stride shows up as a non-finite output.
 struct Seq {
   GdnShape s;
-  bool chunked = false;  // GdnArgs::chunked
+  GdnScan scan = GdnScan::kToken;  // GdnArgs::scan
   DevBuf<float> conv_w, dt_bias, ssm_a, norm_w, ring, state;
-  Seq(const GdnShape& shape, const Inputs& in, bool chunk = false)
+  Seq(const GdnShape& shape, const Inputs& in, GdnScan form = GdnScan::kToken)
       : s(shape),
-        chunked(chunk),
+        scan(form),
         conv_w(in.conv_w),
         dt_bias(in.dt_bias),
         ssm_a(in.ssm_a),
@@ -122,7 +122,7 @@ struct Seq {
     a.out = out.get();
     a.ld_out = ld_out;
     a.out_q = QActOut{qh.get(), ql.get(), qs.get(), ld_q, ld_s};
-    a.chunked = chunked;
+    a.scan = scan;
     if (prefill) {
       const size_t need = gdn_prefill_scratch_floats(a);
       DevBuf<float> scratch(need + kGuard);
@@ -243,9 +243,15 @@ constexpr double kRelTol = 2e-4;
 // (2^-11 = 4.9e-4 relative, twice per product) the prompt path's GEMMs apply to the same activations, and
 // hundreds of times below what a wrong index, head mapping, gate, chunk boundary or ring slot does (O(1)).
 constexpr double kRelTolChunked = 1e-3;
+// The grouped scan (gdn_group.h) keeps the token scan's f32 products and sums on CUDA cores; per group it
+// adds at most 2 x 4 scalar terms (products of decays < 1 times Gram entries |k.k| <= 1, |k.q| <=
+// 1/sqrt(dk)) to the same dk-long dot products, so the token scan's per-token analysis and its bound hold.
+double tolerance(GdnScan scan) {
+  return scan == GdnScan::kChunked ? kRelTolChunked : kRelTol;
+}
 
-double tolerance(bool chunked) {
-  return chunked ? kRelTolChunked : kRelTol;
+const char* scan_name(GdnScan scan) {
+  return scan == GdnScan::kChunked ? "chunked" : scan == GdnScan::kGroup ? "group" : "token";
 }
 
 struct ErrStat {
@@ -253,12 +259,12 @@ struct ErrStat {
   void add(double err, double unit) { worst = std::max(worst, err / unit); }
 };
 
-class GdnPrefillModes : public ::testing::TestWithParam<bool> {};  // GdnArgs::chunked
+class GdnPrefillModes : public ::testing::TestWithParam<GdnScan> {};  // GdnArgs::scan
 
 TEST_P(GdnPrefillModes, MatchesCpuDouble) {
   QC_REQUIRE_DEVICE();
-  const bool chunked = GetParam();
-  const double rel_tol = tolerance(chunked);
+  const GdnScan scan = GetParam();
+  const double rel_tol = tolerance(scan);
   std::mt19937 rng(40);
   const int ms[] = {1, 4, 5, 63, 64, 65, 300};
   ErrStat ystat, sstat;
@@ -269,7 +275,7 @@ TEST_P(GdnPrefillModes, MatchesCpuDouble) {
         SCOPED_TRACE(name(s) + " start " + std::to_string(start) + " M " + std::to_string(m));
         const Inputs in = make_inputs(rng, s, start + m);
         GdnRef ref(s, in.conv_w, in.dt_bias, in.ssm_a, in.norm_w, in.state0, 1e-6, 1e-6);
-        Seq dev(s, in, chunked);
+        Seq dev(s, in, scan);
         for (int t = 0; t < start; ++t)
           ref.step(in.qkv.data() + static_cast<size_t>(t) * s.conv_dim(),
                    in.z.data() + static_cast<size_t>(t) * inner, in.beta.data() + t * s.nv,
@@ -305,43 +311,44 @@ TEST_P(GdnPrefillModes, MatchesCpuDouble) {
     }
   }
   std::printf("[gdn_prefill] %s scan: max |err| / rms: outputs %.3g, state %.3g (tolerance %.3g)\n",
-              chunked ? "chunked" : "token", ystat.worst, sstat.worst, rel_tol);
+              scan_name(scan), ystat.worst, sstat.worst, rel_tol);
 }
 
 // One call of 300 rows == the same rows split into calls, bit for bit: outputs (f32 and quantised), state,
-// ring. Splits with short calls (< kConvRing rows) check the ring handover. The chunked scan: bit for bit
-// when every call starts on its grid (kGdnPrefillGrid); otherwise both runs are within its tolerance of the
-// exact result, so within twice it of each other (the ring still bit for bit: it holds raw inputs).
+// ring. Splits with short calls (< kConvRing rows) check the ring handover. The group and chunked scans: bit
+// for bit when every call starts on their grid (gdn_prefill_grid); otherwise both runs are within the
+// tolerance of the exact result, so within twice it of each other (the ring still bit for bit: raw inputs).
 TEST_P(GdnPrefillModes, SplitInvariantBits) {
   QC_REQUIRE_DEVICE();
-  const bool chunked = GetParam();
+  const GdnScan scan = GetParam();
+  const int grid = gdn_prefill_grid(scan);
   std::mt19937 rng(41);
   const int total = 300;
-  const std::vector<std::vector<int>> splits = {{1, 299},  {64, 236},   {100, 100, 100}, {75, 75, 75, 75},
-                                                {299, 1},  {2, 3, 295}, {7, 16, 277},    {128, 172},
+  const std::vector<std::vector<int>> splits = {{1, 299},      {64, 236},   {100, 100, 100}, {75, 75, 75, 75},
+                                                {299, 1},      {2, 3, 295}, {7, 16, 277},    {128, 172},
                                                 {64, 64, 172}, {256, 44}};
   for (const GdnShape& s : {kSmall, kWideV, k27B}) {
     SCOPED_TRACE(name(s));
     const Inputs in = make_inputs(rng, s, total);
-    Seq one(s, in, chunked);
+    Seq one(s, in, scan);
     const RunOut whole = one.run(in, 0, total, true);
     ASSERT_TRUE(all_finite(whole.y));
     const std::vector<float> state1 = one.state.download(), ring1 = one.ring.download();
     for (const std::vector<int>& split : splits) {
       ASSERT_EQ(std::accumulate(split.begin(), split.end(), 0), total);
       SCOPED_TRACE("split of " + std::to_string(split.size()) + " starting with " + std::to_string(split[0]));
-      Seq seq(s, in, chunked);
+      Seq seq(s, in, scan);
       RunOut parts;
       int t = 0;
       bool on_grid = true;
       for (int m : split) {
-        on_grid = on_grid && t % kGdnPrefillGrid == 0;
+        on_grid = on_grid && t % grid == 0;
         append(parts, seq.run(in, t, m, true));
         t += m;
       }
       const std::vector<float> state = seq.state.download();
       EXPECT_TRUE(same_bits(seq.ring.download(), ring1));
-      if (!chunked || on_grid) {
+      if (on_grid) {
         EXPECT_TRUE(same_bits(parts.y, whole.y));
         EXPECT_TRUE(same_bytes(parts.hi, whole.hi));
         EXPECT_TRUE(same_bytes(parts.lo, whole.lo));
@@ -355,11 +362,11 @@ TEST_P(GdnPrefillModes, SplitInvariantBits) {
       for (int r = 0; r < total; ++r) {
         const std::vector<double> yw(whole.y.begin() + static_cast<std::ptrdiff_t>(r) * inner,
                                      whole.y.begin() + static_cast<std::ptrdiff_t>(r + 1) * inner);
-        const double tol = 2 * kRelTolChunked * rms(yw);
+        const double tol = 2 * tolerance(scan) * rms(yw);
         for (int c = 0; c < inner; ++c)
           ASSERT_NEAR(parts.y[static_cast<size_t>(r) * inner + c], yw[c], tol) << "row " << r << " col " << c;
       }
-      const double stol = 2 * kRelTolChunked * rms(std::vector<double>(state1.begin(), state1.end()));
+      const double stol = 2 * tolerance(scan) * rms(std::vector<double>(state1.begin(), state1.end()));
       for (size_t e = 0; e < state.size(); ++e) ASSERT_NEAR(state[e], state1[e], stol) << "state elem " << e;
     }
   }
@@ -370,13 +377,13 @@ TEST_P(GdnPrefillModes, SplitInvariantBits) {
 // the ring bit for bit (it holds raw inputs).
 TEST_P(GdnPrefillModes, ContinuesWithGdnStep) {
   QC_REQUIRE_DEVICE();
-  const bool chunked = GetParam();
+  const GdnScan scan = GetParam();
   std::mt19937 rng(42);
   for (const GdnShape& s : {kSmall, k27B}) {
     SCOPED_TRACE(name(s));
     const int inner = s.nv * s.dv;
     const Inputs in = make_inputs(rng, s, 103);
-    Seq pre(s, in, chunked), seq(s, in);
+    Seq pre(s, in, scan), seq(s, in);
     RunOut a = pre.run(in, 0, 100, true);
     append(a, pre.run(in, 100, 3, false));
     RunOut b;
@@ -386,12 +393,12 @@ TEST_P(GdnPrefillModes, ContinuesWithGdnStep) {
     for (int t = 0; t < 103; ++t) {
       const std::vector<double> yb(b.y.begin() + static_cast<std::ptrdiff_t>(t) * inner,
                                    b.y.begin() + static_cast<std::ptrdiff_t>(t + 1) * inner);
-      const double tol = tolerance(chunked) * rms(yb);
+      const double tol = tolerance(scan) * rms(yb);
       for (int c = 0; c < inner; ++c)
         ASSERT_NEAR(a.y[static_cast<size_t>(t) * inner + c], yb[c], tol) << "token " << t << " col " << c;
     }
     const std::vector<float> sa = pre.state.download(), sb = seq.state.download();
-    const double stol = tolerance(chunked) * rms(std::vector<double>(sb.begin(), sb.end()));
+    const double stol = tolerance(scan) * rms(std::vector<double>(sb.begin(), sb.end()));
     for (size_t e = 0; e < sa.size(); ++e) ASSERT_NEAR(sa[e], sb[e], stol) << "state elem " << e;
     EXPECT_TRUE(same_bits(pre.ring.download(), seq.ring.download()));
   }
@@ -480,14 +487,20 @@ TEST(GdnPrefill, RejectsBadArguments) {
   // The chunked scan adds, per value head, two 64-row chunk slots (8 rows can straddle a grid point) of
   // w, qw (dk each), ou (dv) and g (1).
   GdnArgs ch = a;
-  ch.chunked = true;
+  ch.scan = GdnScan::kChunked;
   const size_t chunk_floats = static_cast<size_t>(2 * 64) * s.nv * (2 * s.dk + s.dv + 1);
   EXPECT_EQ(gdn_prefill_scratch_floats(ch), gdn_prefill_scratch_floats(a) + chunk_floats);
+  // The grouped scan adds a row of 12 coefficients per (value head, row rounded up to 16).
+  GdnArgs gr = a;
+  gr.scan = GdnScan::kGroup;
+  EXPECT_EQ(gdn_prefill_scratch_floats(gr),
+            gdn_prefill_scratch_floats(a) + static_cast<size_t>(s.nv) * 16 * 12);
 }
 
-INSTANTIATE_TEST_SUITE_P(Scan, GdnPrefillModes, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool>& p) {
-                           return p.param ? "chunked" : "token";
+INSTANTIATE_TEST_SUITE_P(Scan, GdnPrefillModes,
+                         ::testing::Values(GdnScan::kToken, GdnScan::kGroup, GdnScan::kChunked),
+                         [](const ::testing::TestParamInfo<GdnScan>& p) {
+                           return std::string(scan_name(p.param));
                          });
 
 }  // namespace

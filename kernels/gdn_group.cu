@@ -1,0 +1,339 @@
+// Kernels of gdn_group.h: the coefficient rows, then the grouped scan. Arithmetic with explicit __f*_rn and
+// every sum in a fixed order (per-lane chains, xor butterflies), so results are a function of the inputs.
+#include <cstdint>
+
+#include "common.cuh"
+#include "cp_async.cuh"
+#include "gdn_group.h"
+
+namespace qc::gpu {
+namespace {
+
+constexpr int kG = kGdnGroup;
+constexpr int kCoef = kGdnGroupCoef;
+constexpr int kWin = 2 * kG - 1;  // positions t0 - (kG-1) .. t0 + kG - 1 a coefficient warp reads
+static_assert(kG == 4 && kCoef == 12, "the coefficient row layout below is written for groups of 4");
+
+constexpr int kCoefThreads = 256;  // coefficient kernel block: 8 warps, one (key head, kG positions) each
+// Scan: the token scan's tiling (gdn_prefill.cu: 16 state rows a thread, dk / 16 lanes a column, 128-thread
+// blocks, tiles of 16 positions staged with cp.async, double buffered).
+constexpr int kScanRows = 16;
+constexpr int kTile = 16;
+static_assert(kTile % kG == 0, "tiles of a call starting on the grid must end on it");
+
+// 1. Coefficients. One warp per (key head kh, positions t0 .. t0 + 3, t0 a multiple of 4 of the call's
+// rows); lane l holds channels l + 32 r. The Gram entries of position t = t0 + i with its 3 predecessors
+// (k_{t-d}.q_t for d <= 3, k_{t-d}.k_t for 1 <= d <= 3; a position outside [0, M) counts as k = 0: such
+// entries are never used, groups do not reach before a call's first row) are per-lane chains over r, then
+// warp_sum. Then one lane per value head j of key head kh (j % Nk == kh) writes the rows of t0 .. t0 + 3:
+//   [beta, R1, R2, R3 | R4, R1 kk1, R2 kk2, R3 kk3 | kq0, R1 kq1, R2 kq2, R3 kq3]
+// with R_d = R_{d-1} decay_{t-d+1} (a decay outside [0, M) counts as 1, again never used).
+template <int DK>
+__global__ void __launch_bounds__(kCoefThreads) gdn_group_coef_kernel(const GdnArgs a, const GdnGroupBufs b) {
+  constexpr int R = DK / 32;
+  pdl_wait();
+  pdl_trigger();
+  const int nk = a.n_k_heads, m = a.m;
+  const int w = blockIdx.x * (kCoefThreads / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
+  const int kh = w % nk, t0 = (w / nk) * kG;
+  if (t0 >= m) return;  // warp-uniform; nothing below synchronises the block
+  float k[kWin][R], q[kG][R];
+#pragma unroll
+  for (int i = 0; i < kWin; ++i) {
+    const int t = t0 - (kG - 1) + i;
+    const bool in = t >= 0 && t < m;
+    const float* row = b.qk + (static_cast<size_t>(in ? t : 0) * nk + kh) * 2 * DK + DK;
+#pragma unroll
+    for (int r = 0; r < R; ++r) k[i][r] = in ? row[lane + 32 * r] : 0.0f;
+  }
+#pragma unroll
+  for (int i = 0; i < kG; ++i) {
+    const int t = t0 + i;
+    const float* row = b.qk + (static_cast<size_t>(t < m ? t : 0) * nk + kh) * 2 * DK;
+#pragma unroll
+    for (int r = 0; r < R; ++r) q[i][r] = t < m ? row[lane + 32 * r] : 0.0f;
+  }
+  float kq[kG][kG], kk[kG][kG];  // [i][d]; kk[i][0] unused
+#pragma unroll
+  for (int i = 0; i < kG; ++i)
+#pragma unroll
+    for (int d = 0; d < kG; ++d) {
+      const int s = i + kG - 1 - d;  // window slot of position t0 + i - d
+      float pq = 0.0f, pk = 0.0f;
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        pq = __fmaf_rn(k[s][r], q[i][r], pq);
+        pk = __fmaf_rn(k[s][r], k[i + kG - 1][r], pk);
+      }
+      kq[i][d] = warp_sum(pq);
+      kk[i][d] = d > 0 ? warp_sum(pk) : 0.0f;
+    }
+  for (int j = kh + lane * nk; j < a.n_v_heads; j += 32 * nk) {  // the value heads of key head kh
+    const float* g = b.gate + static_cast<size_t>(j) * b.mp * 2;
+    float dec[kWin];
+#pragma unroll
+    for (int i = 0; i < kWin; ++i) {
+      const int t = t0 - (kG - 1) + i;
+      dec[i] = (t >= 0 && t < m) ? g[2 * t + 1] : 1.0f;
+    }
+#pragma unroll
+    for (int i = 0; i < kG; ++i) {
+      const int t = t0 + i;
+      if (t >= m) break;
+      float rd[kG + 1];
+      rd[0] = 1.0f;
+#pragma unroll
+      for (int d = 1; d <= kG; ++d) rd[d] = __fmul_rn(rd[d - 1], dec[i + kG - d]);  // decay of t - d + 1
+      float4* row = reinterpret_cast<float4*>(b.coef + (static_cast<size_t>(j) * b.mp + t) * kCoef);
+      row[0] = make_float4(g[2 * t], rd[1], rd[2], rd[3]);
+      row[1] = make_float4(rd[4], __fmul_rn(rd[1], kk[i][1]), __fmul_rn(rd[2], kk[i][2]),
+                           __fmul_rn(rd[3], kk[i][3]));
+      row[2] = make_float4(kq[i][0], __fmul_rn(rd[1], kq[i][1]), __fmul_rn(rd[2], kq[i][2]),
+                           __fmul_rn(rd[3], kq[i][3]));
+    }
+  }
+}
+
+// A group's coefficients as the scan reads them from shared memory.
+struct GroupCoef {
+  float beta, r[kG + 1], kk[kG], kq[kG];  // r[d] = R_d, kk[d] = R_d k_{t-d}.k_t, kq[d] = R_d k_{t-d}.q_t
+};
+
+__device__ __forceinline__ GroupCoef load_coef(const float* row) {
+  const float4* p = reinterpret_cast<const float4*>(row);
+  const float4 c0 = p[0], c1 = p[1], c2 = p[2];
+  GroupCoef c;
+  c.beta = c0.x;
+  c.r[0] = 1.0f;
+  c.r[1] = c0.y;
+  c.r[2] = c0.z;
+  c.r[3] = c0.w;
+  c.r[4] = c1.x;
+  c.kk[0] = 0.0f;
+  c.kk[1] = c1.y;
+  c.kk[2] = c1.z;
+  c.kk[3] = c1.w;
+  c.kq[0] = c2.x;
+  c.kq[1] = c2.y;
+  c.kq[2] = c2.z;
+  c.kq[3] = c2.w;
+  return c;
+}
+
+// One group of L positions (tile rows tt .. tt + L - 1) for one thread: state rows 4 (g P + pp) + i of its
+// NC columns (n: block column cg + n * NCG), whose v / o are at column cg + n * NCG of the tile rows (row
+// stride CW). The thread's k values of the group are loaded once and serve the dot products and the update.
+// Sums: each dot product one chain over (g, i) ascending, then an xor butterfly over the P lanes (the same
+// bits in every lane); delta and o as written in gdn_group.h, u' ascending; the state scaled first, then
+// the L updates in u order.
+template <int DK, int L, int P, int NC, int NCG, int CW>
+__device__ __forceinline__ void scan_group(float (&S)[NC][kScanRows / 4][4], const float* s_qk,
+                                           const float* s_v, const float* s_c, float* s_o, int tt, int pp,
+                                           int cg) {
+  constexpr int NG = kScanRows / 4;
+  float4 kv[L][NG];
+  float ab[NC][2 * L];  // a_u = S^T k_u, then b_u = S^T q_u, per column
+#pragma unroll
+  for (int n = 0; n < NC; ++n)
+#pragma unroll
+    for (int u = 0; u < 2 * L; ++u) ab[n][u] = 0.0f;
+#pragma unroll
+  for (int g = 0; g < NG; ++g)
+#pragma unroll
+    for (int u = 0; u < L; ++u) {
+      const float* row = s_qk + (tt + u) * 2 * DK;
+      const float4 qv = reinterpret_cast<const float4*>(row)[g * P + pp];
+      kv[u][g] = reinterpret_cast<const float4*>(row + DK)[g * P + pp];
+#pragma unroll
+      for (int n = 0; n < NC; ++n) {
+        ab[n][u] = __fmaf_rn(S[n][g][0], kv[u][g].x, ab[n][u]);
+        ab[n][u] = __fmaf_rn(S[n][g][1], kv[u][g].y, ab[n][u]);
+        ab[n][u] = __fmaf_rn(S[n][g][2], kv[u][g].z, ab[n][u]);
+        ab[n][u] = __fmaf_rn(S[n][g][3], kv[u][g].w, ab[n][u]);
+        ab[n][L + u] = __fmaf_rn(S[n][g][0], qv.x, ab[n][L + u]);
+        ab[n][L + u] = __fmaf_rn(S[n][g][1], qv.y, ab[n][L + u]);
+        ab[n][L + u] = __fmaf_rn(S[n][g][2], qv.z, ab[n][L + u]);
+        ab[n][L + u] = __fmaf_rn(S[n][g][3], qv.w, ab[n][L + u]);
+      }
+    }
+#pragma unroll
+  for (int off = 1; off < P; off <<= 1)
+#pragma unroll
+    for (int n = 0; n < NC; ++n)
+#pragma unroll
+      for (int u = 0; u < 2 * L; ++u)
+        ab[n][u] = __fadd_rn(ab[n][u], __shfl_xor_sync(kFullMask, ab[n][u], off));
+
+  GroupCoef c[L];
+#pragma unroll
+  for (int u = 0; u < L; ++u) c[u] = load_coef(s_c + (tt + u) * kCoef);
+  float d[NC][L];  // delta, then times R_{L-1-u}(t_{L-1})
+#pragma unroll
+  for (int n = 0; n < NC; ++n) {
+    const int col = cg + n * NCG;
+    float delta[L];
+#pragma unroll
+    for (int u = 0; u < L; ++u) {
+      float mem = __fmul_rn(c[u].r[u + 1], ab[n][u]);
+#pragma unroll
+      for (int v = 0; v < u; ++v) mem = __fmaf_rn(c[u].kk[u - v], delta[v], mem);
+      delta[u] = __fmul_rn(c[u].beta, __fsub_rn(s_v[(tt + u) * CW + col], mem));
+    }
+#pragma unroll
+    for (int u = 0; u < L; ++u) {
+      float o = __fmul_rn(c[u].r[u + 1], ab[n][L + u]);
+#pragma unroll
+      for (int v = 0; v <= u; ++v) o = __fmaf_rn(c[u].kq[u - v], delta[v], o);
+      if (pp == 0) s_o[(tt + u) * CW + col] = o;
+    }
+#pragma unroll
+    for (int u = 0; u < L; ++u) d[n][u] = u == L - 1 ? delta[u] : __fmul_rn(c[L - 1].r[L - 1 - u], delta[u]);
+  }
+  const float scale = c[L - 1].r[L];
+#pragma unroll
+  for (int n = 0; n < NC; ++n)
+#pragma unroll
+    for (int g = 0; g < NG; ++g) {
+      float x[4] = {__fmul_rn(S[n][g][0], scale), __fmul_rn(S[n][g][1], scale), __fmul_rn(S[n][g][2], scale),
+                    __fmul_rn(S[n][g][3], scale)};
+#pragma unroll
+      for (int u = 0; u < L; ++u) {
+        x[0] = __fmaf_rn(kv[u][g].x, d[n][u], x[0]);
+        x[1] = __fmaf_rn(kv[u][g].y, d[n][u], x[1]);
+        x[2] = __fmaf_rn(kv[u][g].z, d[n][u], x[2]);
+        x[3] = __fmaf_rn(kv[u][g].w, d[n][u], x[3]);
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i) S[n][g][i] = x[i];
+    }
+}
+
+// 2. Scan. Block (x, j) of T threads: columns [x*CW, +CW) of value head j (key head j % Nk); thread
+// tid = cg*P + pp holds rows 4*(g*P + pp) + i (g < 4, i < 4) of columns cg + n * (T / P) (n < NC), as in
+// the token scan. Tiles of 16 positions (q, k, v, coefficient rows) staged with cp.async, double buffered;
+// within a tile the groups are the grid's (absolute positions), cut at the tile's ends.
+template <int DK, int NC, int T>
+__global__ void __launch_bounds__(T) gdn_group_scan_kernel(const GdnArgs a, const GdnGroupBufs bf) {
+  constexpr int P = DK / kScanRows;
+  constexpr int NCG = T / P;  // column groups
+  constexpr int CW = NCG * NC;
+  constexpr int NG = kScanRows / 4;
+  static_assert(32 % P == 0 && CW % 4 == 0, "column tiling");
+  __shared__ __align__(16) float s_qk[2][kTile][2 * DK];  // q | k per position
+  __shared__ __align__(16) float s_v[2][kTile][CW];
+  __shared__ __align__(16) float s_c[2][kTile][kCoef];
+  __shared__ float s_o[kTile][CW];
+
+  pdl_wait();
+  pdl_trigger();
+  const int j = blockIdx.y, kh = j % a.n_k_heads, nk = a.n_k_heads, dv = a.head_v_dim;
+  const int ldv = a.n_v_heads * dv;
+  const int c0 = blockIdx.x * CW;
+  const int tid = threadIdx.x, cg = tid / P, pp = tid % P;
+  const int m = a.m, pos0 = *a.d_pos;
+
+  auto load_tile = [&](int b, int t0, int nt) {
+    constexpr int kQkChunks = 2 * DK / 4;
+    for (int c = tid; c < nt * kQkChunks; c += T) {
+      const int tt = c / kQkChunks, w = c % kQkChunks;
+      cp_async16(&s_qk[b][tt][4 * w], bf.qk + (static_cast<size_t>(t0 + tt) * nk + kh) * 2 * DK + 4 * w);
+    }
+    constexpr int kVChunks = CW / 4;
+    for (int c = tid; c < nt * kVChunks; c += T) {
+      const int tt = c / kVChunks, w = c % kVChunks;
+      cp_async16(&s_v[b][tt][4 * w], bf.vo + static_cast<size_t>(t0 + tt) * ldv + j * dv + c0 + 4 * w);
+    }
+    constexpr int kCoefChunks = kCoef / 4;
+    for (int c = tid; c < nt * kCoefChunks; c += T) {
+      const int tt = c / kCoefChunks, w = c % kCoefChunks;
+      cp_async16(&s_c[b][tt][4 * w], bf.coef + (static_cast<size_t>(j) * bf.mp + t0 + tt) * kCoef + 4 * w);
+    }
+    cp_async_commit();
+  };
+
+  float S[NC][NG][4];
+  float* state_blk = a.state + static_cast<size_t>(j) * DK * dv + c0 + cg;
+#pragma unroll
+  for (int n = 0; n < NC; ++n)
+#pragma unroll
+    for (int g = 0; g < NG; ++g)
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        S[n][g][i] = state_blk[static_cast<size_t>(4 * (g * P + pp) + i) * dv + n * NCG];
+
+  const int n_tiles = (m + kTile - 1) / kTile;
+  load_tile(0, 0, min(kTile, m));
+  for (int it = 0; it < n_tiles; ++it) {
+    const int b = it & 1, t0 = it * kTile, nt = min(kTile, m - t0);
+    if (it + 1 < n_tiles)
+      load_tile(b ^ 1, t0 + kTile, min(kTile, m - t0 - kTile));  // buffer b^1 was released by the
+    else                                                         // barrier after tile it-1's compute
+      cp_async_commit();  // empty group: keeps "all but the newest group done" meaning tile it
+    cp_async_wait<1>();
+    __syncthreads();  // tile it visible to all threads; s_o free (copied out after the last barrier)
+
+    const float* qk = &s_qk[b][0][0];
+    const float* v = &s_v[b][0][0];
+    const float* cf = &s_c[b][0][0];
+    for (int tt = 0; tt < nt;) {  // block-uniform
+      const int len = min(kG - (pos0 + t0 + tt) % kG, nt - tt);
+      if (len == kG)
+        scan_group<DK, kG, P, NC, NCG, CW>(S, qk, v, cf, &s_o[0][0], tt, pp, cg);
+      else if (len == 3)
+        scan_group<DK, 3, P, NC, NCG, CW>(S, qk, v, cf, &s_o[0][0], tt, pp, cg);
+      else if (len == 2)
+        scan_group<DK, 2, P, NC, NCG, CW>(S, qk, v, cf, &s_o[0][0], tt, pp, cg);
+      else
+        scan_group<DK, 1, P, NC, NCG, CW>(S, qk, v, cf, &s_o[0][0], tt, pp, cg);
+      tt += len;
+    }
+    __syncthreads();  // s_o complete; buffer b no longer read (the next iteration refills it)
+    for (int e = tid; e < nt * CW; e += T) {
+      const int tt = e / CW, c = e % CW;
+      bf.vo[static_cast<size_t>(t0 + tt) * ldv + j * dv + c0 + c] = s_o[tt][c];
+    }
+  }
+  cp_async_wait<0>();
+
+#pragma unroll
+  for (int n = 0; n < NC; ++n)
+#pragma unroll
+    for (int g = 0; g < NG; ++g)
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        state_blk[static_cast<size_t>(4 * (g * P + pp) + i) * dv + n * NCG] = S[n][g][i];
+}
+
+template <int DK, int NC, int T>
+cudaError_t launch_scan(const GdnArgs& a, const GdnGroupBufs& b, cudaStream_t stream) {
+  constexpr int CW = T / (DK / kScanRows) * NC;
+  if (a.head_v_dim % CW != 0) return cudaErrorInvalidValue;
+  return launch_kernel(gdn_group_scan_kernel<DK, NC, T>, dim3(a.head_v_dim / CW, a.n_v_heads), dim3(T), 0,
+                       stream, a.pdl, a, b);
+}
+
+}  // namespace
+
+size_t gdn_group_floats(const GdnArgs& a) {
+  const size_t mp = a.m > 0 ? (static_cast<size_t>(a.m) + kTile - 1) / kTile * kTile : 0;
+  return static_cast<size_t>(a.n_v_heads) * mp * kCoef;
+}
+
+GpuStatus gdn_group_scan(const GdnArgs& a, const GdnGroupBufs& b, cudaStream_t stream) {
+  const int coef_warps = a.n_k_heads * ((a.m + kG - 1) / kG);
+  const dim3 coef_grid((coef_warps + kCoefThreads / 32 - 1) / (kCoefThreads / 32));
+  cudaError_t e =
+      a.head_k_dim == 128
+          ? launch_kernel(gdn_group_coef_kernel<128>, coef_grid, dim3(kCoefThreads), 0, stream, a.pdl, a, b)
+          : launch_kernel(gdn_group_coef_kernel<64>, coef_grid, dim3(kCoefThreads), 0, stream, a.pdl, a, b);
+  if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gdn_group_coef_kernel", __FILE__, __LINE__);
+  QC_LAUNCH_CHECK("gdn_group_coef_kernel", stream);
+  // One column a thread, 128-thread blocks, the token scan's layout (measured: docs/PERFORMANCE.md 2026-12-06
+  // fifth session).
+  e = a.head_k_dim == 128 ? launch_scan<128, 1, 128>(a, b, stream) : launch_scan<64, 1, 128>(a, b, stream);
+  if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gdn_group_scan_kernel", __FILE__, __LINE__);
+  QC_LAUNCH_CHECK("gdn_group_scan_kernel", stream);
+  return GpuStatus::success();
+}
+
+}  // namespace qc::gpu
