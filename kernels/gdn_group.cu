@@ -17,9 +17,15 @@ static_assert(kG == 4 && kCoef == 12, "the coefficient row layout below is writt
 constexpr int kCoefThreads = 256;  // coefficient kernel block: 8 warps, one (key head, kG positions) each
 // Scan: the token scan's tiling (gdn_prefill.cu: 16 state rows a thread, dk / 16 lanes a column, 128-thread
 // blocks, tiles of 16 positions staged with cp.async, double buffered).
+constexpr int kScanThreads = 128;
 constexpr int kScanRows = 16;
 constexpr int kTile = 16;
 static_assert(kTile % kG == 0, "tiles of a call starting on the grid must end on it");
+
+__host__ __device__ constexpr int scan_cols(int dk) {
+  return kScanThreads / (dk / kScanRows);
+}
+static_assert(32 % scan_cols(128) == 0 && 32 % scan_cols(64) == 0, "CW must divide every dv");
 
 // 1. Coefficients. One warp per (key head kh, positions t0 .. t0 + 3, t0 a multiple of 4 of the call's
 // rows); lane l holds channels l + 32 r. The Gram entries of position t = t0 + i with its 3 predecessors
@@ -121,104 +127,89 @@ __device__ __forceinline__ GroupCoef load_coef(const float* row) {
 }
 
 // One group of L positions (tile rows tt .. tt + L - 1) for one thread: state rows 4 (g P + pp) + i of its
-// NC columns (n: block column cg + n * NCG), whose v / o are at column cg + n * NCG of the tile rows (row
-// stride CW). The thread's k values of the group are loaded once and serve the dot products and the update.
-// Sums: each dot product one chain over (g, i) ascending, then an xor butterfly over the P lanes (the same
-// bits in every lane); delta and o as written in gdn_group.h, u' ascending; the state scaled first, then
-// the L updates in u order.
-template <int DK, int L, int P, int NC, int NCG, int CW>
-__device__ __forceinline__ void scan_group(float (&S)[NC][kScanRows / 4][4], const float* s_qk,
-                                           const float* s_v, const float* s_c, float* s_o, int tt, int pp,
-                                           int cg) {
+// column, the column's v / o at `col` of the tile rows. Sums: each dot product one chain over (g, i)
+// ascending, then an xor butterfly over the P lanes (the same bits in every lane); delta and o as written
+// in gdn_group.h, u' ascending; the state scaled first, then the L updates in u order.
+template <int DK, int L, int P>
+__device__ __forceinline__ void scan_group(float (&S)[kScanRows / 4][4], const float* s_qk, const float* s_v,
+                                           const float* s_c, float* s_o, int tt, int pp, int col, int cw) {
   constexpr int NG = kScanRows / 4;
-  float4 kv[L][NG];
-  float ab[NC][2 * L];  // a_u = S^T k_u, then b_u = S^T q_u, per column
+  float ab[2 * L];  // a_u = S^T k_u, then b_u = S^T q_u
 #pragma unroll
-  for (int n = 0; n < NC; ++n)
-#pragma unroll
-    for (int u = 0; u < 2 * L; ++u) ab[n][u] = 0.0f;
+  for (int u = 0; u < 2 * L; ++u) ab[u] = 0.0f;
 #pragma unroll
   for (int g = 0; g < NG; ++g)
 #pragma unroll
     for (int u = 0; u < L; ++u) {
       const float* row = s_qk + (tt + u) * 2 * DK;
       const float4 qv = reinterpret_cast<const float4*>(row)[g * P + pp];
-      kv[u][g] = reinterpret_cast<const float4*>(row + DK)[g * P + pp];
-#pragma unroll
-      for (int n = 0; n < NC; ++n) {
-        ab[n][u] = __fmaf_rn(S[n][g][0], kv[u][g].x, ab[n][u]);
-        ab[n][u] = __fmaf_rn(S[n][g][1], kv[u][g].y, ab[n][u]);
-        ab[n][u] = __fmaf_rn(S[n][g][2], kv[u][g].z, ab[n][u]);
-        ab[n][u] = __fmaf_rn(S[n][g][3], kv[u][g].w, ab[n][u]);
-        ab[n][L + u] = __fmaf_rn(S[n][g][0], qv.x, ab[n][L + u]);
-        ab[n][L + u] = __fmaf_rn(S[n][g][1], qv.y, ab[n][L + u]);
-        ab[n][L + u] = __fmaf_rn(S[n][g][2], qv.z, ab[n][L + u]);
-        ab[n][L + u] = __fmaf_rn(S[n][g][3], qv.w, ab[n][L + u]);
-      }
+      const float4 kv = reinterpret_cast<const float4*>(row + DK)[g * P + pp];
+      ab[u] = __fmaf_rn(S[g][0], kv.x, ab[u]);
+      ab[u] = __fmaf_rn(S[g][1], kv.y, ab[u]);
+      ab[u] = __fmaf_rn(S[g][2], kv.z, ab[u]);
+      ab[u] = __fmaf_rn(S[g][3], kv.w, ab[u]);
+      ab[L + u] = __fmaf_rn(S[g][0], qv.x, ab[L + u]);
+      ab[L + u] = __fmaf_rn(S[g][1], qv.y, ab[L + u]);
+      ab[L + u] = __fmaf_rn(S[g][2], qv.z, ab[L + u]);
+      ab[L + u] = __fmaf_rn(S[g][3], qv.w, ab[L + u]);
     }
 #pragma unroll
   for (int off = 1; off < P; off <<= 1)
 #pragma unroll
-    for (int n = 0; n < NC; ++n)
-#pragma unroll
-      for (int u = 0; u < 2 * L; ++u)
-        ab[n][u] = __fadd_rn(ab[n][u], __shfl_xor_sync(kFullMask, ab[n][u], off));
+    for (int u = 0; u < 2 * L; ++u) ab[u] = __fadd_rn(ab[u], __shfl_xor_sync(kFullMask, ab[u], off));
 
   GroupCoef c[L];
 #pragma unroll
   for (int u = 0; u < L; ++u) c[u] = load_coef(s_c + (tt + u) * kCoef);
-  float d[NC][L];  // delta, then times R_{L-1-u}(t_{L-1})
+  float delta[L];
 #pragma unroll
-  for (int n = 0; n < NC; ++n) {
-    const int col = cg + n * NCG;
-    float delta[L];
+  for (int u = 0; u < L; ++u) {
+    float mem = __fmul_rn(c[u].r[u + 1], ab[u]);
 #pragma unroll
-    for (int u = 0; u < L; ++u) {
-      float mem = __fmul_rn(c[u].r[u + 1], ab[n][u]);
+    for (int v = 0; v < u; ++v) mem = __fmaf_rn(c[u].kk[u - v], delta[v], mem);
+    delta[u] = __fmul_rn(c[u].beta, __fsub_rn(s_v[(tt + u) * cw + col], mem));
+  }
 #pragma unroll
-      for (int v = 0; v < u; ++v) mem = __fmaf_rn(c[u].kk[u - v], delta[v], mem);
-      delta[u] = __fmul_rn(c[u].beta, __fsub_rn(s_v[(tt + u) * CW + col], mem));
-    }
+  for (int u = 0; u < L; ++u) {
+    float o = __fmul_rn(c[u].r[u + 1], ab[L + u]);
 #pragma unroll
-    for (int u = 0; u < L; ++u) {
-      float o = __fmul_rn(c[u].r[u + 1], ab[n][L + u]);
-#pragma unroll
-      for (int v = 0; v <= u; ++v) o = __fmaf_rn(c[u].kq[u - v], delta[v], o);
-      if (pp == 0) s_o[(tt + u) * CW + col] = o;
-    }
-#pragma unroll
-    for (int u = 0; u < L; ++u) d[n][u] = u == L - 1 ? delta[u] : __fmul_rn(c[L - 1].r[L - 1 - u], delta[u]);
+    for (int v = 0; v <= u; ++v) o = __fmaf_rn(c[u].kq[u - v], delta[v], o);
+    if (pp == 0) s_o[(tt + u) * cw + col] = o;
   }
   const float scale = c[L - 1].r[L];
+  float d[L];
 #pragma unroll
-  for (int n = 0; n < NC; ++n)
+  for (int u = 0; u < L; ++u) d[u] = u == L - 1 ? delta[u] : __fmul_rn(c[L - 1].r[L - 1 - u], delta[u]);
 #pragma unroll
-    for (int g = 0; g < NG; ++g) {
-      float x[4] = {__fmul_rn(S[n][g][0], scale), __fmul_rn(S[n][g][1], scale), __fmul_rn(S[n][g][2], scale),
-                    __fmul_rn(S[n][g][3], scale)};
+  for (int g = 0; g < NG; ++g) {
+    float4 kv[L];
 #pragma unroll
-      for (int u = 0; u < L; ++u) {
-        x[0] = __fmaf_rn(kv[u][g].x, d[n][u], x[0]);
-        x[1] = __fmaf_rn(kv[u][g].y, d[n][u], x[1]);
-        x[2] = __fmaf_rn(kv[u][g].z, d[n][u], x[2]);
-        x[3] = __fmaf_rn(kv[u][g].w, d[n][u], x[3]);
-      }
+    for (int u = 0; u < L; ++u)
+      kv[u] = reinterpret_cast<const float4*>(s_qk + (tt + u) * 2 * DK + DK)[g * P + pp];
+    float x[4] = {__fmul_rn(S[g][0], scale), __fmul_rn(S[g][1], scale), __fmul_rn(S[g][2], scale),
+                  __fmul_rn(S[g][3], scale)};
 #pragma unroll
-      for (int i = 0; i < 4; ++i) S[n][g][i] = x[i];
+    for (int u = 0; u < L; ++u) {
+      x[0] = __fmaf_rn(kv[u].x, d[u], x[0]);
+      x[1] = __fmaf_rn(kv[u].y, d[u], x[1]);
+      x[2] = __fmaf_rn(kv[u].z, d[u], x[2]);
+      x[3] = __fmaf_rn(kv[u].w, d[u], x[3]);
     }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) S[g][i] = x[i];
+  }
 }
 
-// 2. Scan. Block (x, j) of T threads: columns [x*CW, +CW) of value head j (key head j % Nk); thread
-// tid = cg*P + pp holds rows 4*(g*P + pp) + i (g < 4, i < 4) of columns cg + n * (T / P) (n < NC), as in
-// the token scan. Tiles of 16 positions (q, k, v, coefficient rows) staged with cp.async, double buffered;
-// within a tile the groups are the grid's (absolute positions), cut at the tile's ends.
-template <int DK, int NC, int T>
-__global__ void __launch_bounds__(T) gdn_group_scan_kernel(const GdnArgs a, const GdnGroupBufs bf) {
+// 2. Scan. Block (x, j): columns [x*CW, +CW) of value head j (key head j % Nk); thread tid = cg*P + pp
+// holds rows 4*(g*P + pp) + i (g < 4, i < 4) of column cg, as in the token scan. Tiles of 16 positions (q,
+// k, v, coefficient rows) staged with cp.async, double buffered; within a tile the groups are the grid's
+// (absolute positions), cut at the tile's ends.
+template <int DK>
+__global__ void __launch_bounds__(kScanThreads)
+    gdn_group_scan_kernel(const GdnArgs a, const GdnGroupBufs bf) {
   constexpr int P = DK / kScanRows;
-  constexpr int NCG = T / P;  // column groups
-  constexpr int CW = NCG * NC;
+  constexpr int CW = scan_cols(DK);
   constexpr int NG = kScanRows / 4;
-  static_assert(32 % P == 0 && CW % 4 == 0, "column tiling");
   __shared__ __align__(16) float s_qk[2][kTile][2 * DK];  // q | k per position
   __shared__ __align__(16) float s_v[2][kTile][CW];
   __shared__ __align__(16) float s_c[2][kTile][kCoef];
@@ -234,32 +225,29 @@ __global__ void __launch_bounds__(T) gdn_group_scan_kernel(const GdnArgs a, cons
 
   auto load_tile = [&](int b, int t0, int nt) {
     constexpr int kQkChunks = 2 * DK / 4;
-    for (int c = tid; c < nt * kQkChunks; c += T) {
+    for (int c = tid; c < nt * kQkChunks; c += kScanThreads) {
       const int tt = c / kQkChunks, w = c % kQkChunks;
       cp_async16(&s_qk[b][tt][4 * w], bf.qk + (static_cast<size_t>(t0 + tt) * nk + kh) * 2 * DK + 4 * w);
     }
     constexpr int kVChunks = CW / 4;
-    for (int c = tid; c < nt * kVChunks; c += T) {
+    for (int c = tid; c < nt * kVChunks; c += kScanThreads) {
       const int tt = c / kVChunks, w = c % kVChunks;
       cp_async16(&s_v[b][tt][4 * w], bf.vo + static_cast<size_t>(t0 + tt) * ldv + j * dv + c0 + 4 * w);
     }
     constexpr int kCoefChunks = kCoef / 4;
-    for (int c = tid; c < nt * kCoefChunks; c += T) {
+    for (int c = tid; c < nt * kCoefChunks; c += kScanThreads) {
       const int tt = c / kCoefChunks, w = c % kCoefChunks;
       cp_async16(&s_c[b][tt][4 * w], bf.coef + (static_cast<size_t>(j) * bf.mp + t0 + tt) * kCoef + 4 * w);
     }
     cp_async_commit();
   };
 
-  float S[NC][NG][4];
+  float S[NG][4];
   float* state_blk = a.state + static_cast<size_t>(j) * DK * dv + c0 + cg;
 #pragma unroll
-  for (int n = 0; n < NC; ++n)
+  for (int g = 0; g < NG; ++g)
 #pragma unroll
-    for (int g = 0; g < NG; ++g)
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        S[n][g][i] = state_blk[static_cast<size_t>(4 * (g * P + pp) + i) * dv + n * NCG];
+    for (int i = 0; i < 4; ++i) S[g][i] = state_blk[static_cast<size_t>(4 * (g * P + pp) + i) * dv];
 
   const int n_tiles = (m + kTile - 1) / kTile;
   load_tile(0, 0, min(kTile, m));
@@ -278,17 +266,17 @@ __global__ void __launch_bounds__(T) gdn_group_scan_kernel(const GdnArgs a, cons
     for (int tt = 0; tt < nt;) {  // block-uniform
       const int len = min(kG - (pos0 + t0 + tt) % kG, nt - tt);
       if (len == kG)
-        scan_group<DK, kG, P, NC, NCG, CW>(S, qk, v, cf, &s_o[0][0], tt, pp, cg);
+        scan_group<DK, kG, P>(S, qk, v, cf, &s_o[0][0], tt, pp, cg, CW);
       else if (len == 3)
-        scan_group<DK, 3, P, NC, NCG, CW>(S, qk, v, cf, &s_o[0][0], tt, pp, cg);
+        scan_group<DK, 3, P>(S, qk, v, cf, &s_o[0][0], tt, pp, cg, CW);
       else if (len == 2)
-        scan_group<DK, 2, P, NC, NCG, CW>(S, qk, v, cf, &s_o[0][0], tt, pp, cg);
+        scan_group<DK, 2, P>(S, qk, v, cf, &s_o[0][0], tt, pp, cg, CW);
       else
-        scan_group<DK, 1, P, NC, NCG, CW>(S, qk, v, cf, &s_o[0][0], tt, pp, cg);
+        scan_group<DK, 1, P>(S, qk, v, cf, &s_o[0][0], tt, pp, cg, CW);
       tt += len;
     }
     __syncthreads();  // s_o complete; buffer b no longer read (the next iteration refills it)
-    for (int e = tid; e < nt * CW; e += T) {
+    for (int e = tid; e < nt * CW; e += kScanThreads) {
       const int tt = e / CW, c = e % CW;
       bf.vo[static_cast<size_t>(t0 + tt) * ldv + j * dv + c0 + c] = s_o[tt][c];
     }
@@ -296,20 +284,9 @@ __global__ void __launch_bounds__(T) gdn_group_scan_kernel(const GdnArgs a, cons
   cp_async_wait<0>();
 
 #pragma unroll
-  for (int n = 0; n < NC; ++n)
+  for (int g = 0; g < NG; ++g)
 #pragma unroll
-    for (int g = 0; g < NG; ++g)
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        state_blk[static_cast<size_t>(4 * (g * P + pp) + i) * dv + n * NCG] = S[n][g][i];
-}
-
-template <int DK, int NC, int T>
-cudaError_t launch_scan(const GdnArgs& a, const GdnGroupBufs& b, cudaStream_t stream) {
-  constexpr int CW = T / (DK / kScanRows) * NC;
-  if (a.head_v_dim % CW != 0) return cudaErrorInvalidValue;
-  return launch_kernel(gdn_group_scan_kernel<DK, NC, T>, dim3(a.head_v_dim / CW, a.n_v_heads), dim3(T), 0,
-                       stream, a.pdl, a, b);
+    for (int i = 0; i < 4; ++i) state_blk[static_cast<size_t>(4 * (g * P + pp) + i) * dv] = S[g][i];
 }
 
 }  // namespace
@@ -328,9 +305,12 @@ GpuStatus gdn_group_scan(const GdnArgs& a, const GdnGroupBufs& b, cudaStream_t s
           : launch_kernel(gdn_group_coef_kernel<64>, coef_grid, dim3(kCoefThreads), 0, stream, a.pdl, a, b);
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gdn_group_coef_kernel", __FILE__, __LINE__);
   QC_LAUNCH_CHECK("gdn_group_coef_kernel", stream);
-  // One column a thread, 128-thread blocks, the token scan's layout (measured: docs/PERFORMANCE.md 2026-12-06
-  // fifth session).
-  e = a.head_k_dim == 128 ? launch_scan<128, 1, 128>(a, b, stream) : launch_scan<64, 1, 128>(a, b, stream);
+  if (a.head_k_dim == 128)
+    e = launch_kernel(gdn_group_scan_kernel<128>, dim3(a.head_v_dim / scan_cols(128), a.n_v_heads),
+                      dim3(kScanThreads), 0, stream, a.pdl, a, b);
+  else
+    e = launch_kernel(gdn_group_scan_kernel<64>, dim3(a.head_v_dim / scan_cols(64), a.n_v_heads),
+                      dim3(kScanThreads), 0, stream, a.pdl, a, b);
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gdn_group_scan_kernel", __FILE__, __LINE__);
   QC_LAUNCH_CHECK("gdn_group_scan_kernel", stream);
   return GpuStatus::success();

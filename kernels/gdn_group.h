@@ -25,6 +25,13 @@
 // Rounding: the same dk-long dot products as the token scan (a_u, b_u are S^T k, S^T q with S one group
 // older), plus per group at most 2 L scalar terms of size |k.k| <= 1, |k.q| <= 1/sqrt(dk) times products of
 // decays < 1: the token scan's error analysis and bound apply (tests/gpu/test_gdn_prefill.cpp).
+// Cost, measured on an H100 (27B layer, M = 2048, ncu, 2026-12-06): scan 1122 us (385 M warp instructions,
+// issue active 42.5%) + coefficients 20 us, against the token scan's 828 us (427 M, 63%). So opt-in
+// (GdnScan::kGroup): a tenth fewer instructions, but each position costs a warp 16 shared-memory loads of
+// 16 bytes (k for the products, k again for the update, q, three coefficient rows, v) against the token
+// scan's 10, and the load unit, not the flops, bounds it. Variants that keep k in registers and give each
+// thread two columns (a k or q value then serves twice the flops) are on branch gdn-group-nc2, not yet run
+// on a device (docs/PERFORMANCE.md, 2026-12-06 fifth session).
 #pragma once
 
 #include <cuda_runtime_api.h>
