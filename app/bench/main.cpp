@@ -572,6 +572,12 @@ void Bench::profile_prefill(int tokens, int after) {
       if (!r.ok()) err = r.error().describe();
     }
   };
+  // Warm-up with MTP entries (the rate measurements write none): the first launch of a kernel loads its
+  // module (CUDA's lazy loading), and the MTP block's eh_proj GEMM (K = 2H, a shape of its own) had its
+  // first launch inside this profile, a likely reason for its 0.4-20 ms against 0.15 ms alone
+  // (docs/PERFORMANCE.md, 2026-12-06 fourth and fifth sessions; not yet measured with this warm-up).
+  run(0, std::min(tokens, 64));
+  be_->reset();
   run(0, after);
   CudaProbe::set_prefill_profile(*be_, &prof);
   const auto t0 = Clock::now();
