@@ -291,9 +291,8 @@ __global__ void __launch_bounds__(kScanThreads)
 
 }  // namespace
 
-size_t gdn_group_floats(const GdnArgs& a) {
-  const size_t mp = a.m > 0 ? (static_cast<size_t>(a.m) + kTile - 1) / kTile * kTile : 0;
-  return static_cast<size_t>(a.n_v_heads) * mp * kCoef;
+size_t gdn_group_floats(const GdnArgs& a, int mp) {
+  return static_cast<size_t>(a.n_v_heads) * static_cast<size_t>(mp > 0 ? mp : 0) * kCoef;
 }
 
 GpuStatus gdn_group_scan(const GdnArgs& a, const GdnGroupBufs& b, cudaStream_t stream) {

@@ -58,8 +58,8 @@ struct GdnGroupBufs {
   float* coef = nullptr;        // [Nv][mp][kGdnGroupCoef]
 };
 
-// Floats of coef for these arguments.
-size_t gdn_group_floats(const GdnArgs& a);
+// Floats of coef for these arguments, mp rows per value head (gdn_prefill's M rounded up to its tile).
+size_t gdn_group_floats(const GdnArgs& a, int mp);
 
 // Runs the coefficient kernel and the scan: reads qk, vo (v), gate and a.state; leaves the raw o in vo and
 // the final state in a.state. Arguments were checked by gdn_prefill.

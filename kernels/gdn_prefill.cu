@@ -41,7 +41,7 @@ struct Scratch {
   float* vo;    // [M][Nv*dv]
   float* gate;  // [Nv][Mp][2]
   int mp;       // M rounded up to kTile
-  float* extra;  // kChunked: gdn_chunk_floats(a) (w | qw | ou | g); kGroup: gdn_group_floats(a) (coef)
+  float* extra;  // kChunked: gdn_chunk_floats(a) (w | qw | ou | g); kGroup: gdn_group_floats(a, mp) (coef)
 };
 
 Scratch carve(const GdnArgs& a, float* scratch) {
@@ -66,9 +66,9 @@ GdnGroupBufs group_bufs(const Scratch& s) {
 }
 
 // Floats after the gate rows: the chunked or grouped scan's own buffers.
-size_t extra_floats(const GdnArgs& a) {
+size_t extra_floats(const GdnArgs& a, int mp) {
   if (a.scan == GdnScan::kChunked) return gdn_chunk_floats(a);
-  if (a.scan == GdnScan::kGroup) return gdn_group_floats(a);
+  if (a.scan == GdnScan::kGroup) return gdn_group_floats(a, mp);
   return 0;
 }
 
@@ -428,7 +428,7 @@ size_t gdn_prefill_scratch_floats(const GdnArgs& a) {
   const size_t mp = static_cast<size_t>(round_up(a.m > 0 ? a.m : 0, kTile));
   return m * (2 * static_cast<size_t>(a.n_k_heads) * a.head_k_dim +
               static_cast<size_t>(a.n_v_heads) * a.head_v_dim) +
-         2 * static_cast<size_t>(a.n_v_heads) * mp + extra_floats(a);
+         2 * static_cast<size_t>(a.n_v_heads) * mp + extra_floats(a, static_cast<int>(mp));
 }
 
 GpuStatus gdn_prefill(const GdnArgs& a, float* scratch, cudaStream_t stream) {
