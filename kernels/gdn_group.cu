@@ -5,6 +5,7 @@
 #include "common.cuh"
 #include "cp_async.cuh"
 #include "gdn_group.h"
+#include "gdn_scan_tile.cuh"
 
 namespace qc::gpu {
 namespace {
@@ -224,16 +225,7 @@ __global__ void __launch_bounds__(kScanThreads)
   const int m = a.m, pos0 = *a.d_pos;
 
   auto load_tile = [&](int b, int t0, int nt) {
-    constexpr int kQkChunks = 2 * DK / 4;
-    for (int c = tid; c < nt * kQkChunks; c += kScanThreads) {
-      const int tt = c / kQkChunks, w = c % kQkChunks;
-      cp_async16(&s_qk[b][tt][4 * w], bf.qk + (static_cast<size_t>(t0 + tt) * nk + kh) * 2 * DK + 4 * w);
-    }
-    constexpr int kVChunks = CW / 4;
-    for (int c = tid; c < nt * kVChunks; c += kScanThreads) {
-      const int tt = c / kVChunks, w = c % kVChunks;
-      cp_async16(&s_v[b][tt][4 * w], bf.vo + static_cast<size_t>(t0 + tt) * ldv + j * dv + c0 + 4 * w);
-    }
+    stage_qk_v<DK, CW, kScanThreads>(s_qk[b], s_v[b], bf.qk, bf.vo, nk, kh, ldv, j * dv + c0, t0, nt, tid);
     constexpr int kCoefChunks = kCoef / 4;
     for (int c = tid; c < nt * kCoefChunks; c += kScanThreads) {
       const int tt = c / kCoefChunks, w = c % kCoefChunks;
@@ -244,10 +236,7 @@ __global__ void __launch_bounds__(kScanThreads)
 
   float S[NG][4];
   float* state_blk = a.state + static_cast<size_t>(j) * DK * dv + c0 + cg;
-#pragma unroll
-  for (int g = 0; g < NG; ++g)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) S[g][i] = state_blk[static_cast<size_t>(4 * (g * P + pp) + i) * dv];
+  load_state_column<NG, P>(S, state_blk, dv, pp);
 
   const int n_tiles = (m + kTile - 1) / kTile;
   load_tile(0, 0, min(kTile, m));
@@ -276,17 +265,10 @@ __global__ void __launch_bounds__(kScanThreads)
       tt += len;
     }
     __syncthreads();  // s_o complete; buffer b no longer read (the next iteration refills it)
-    for (int e = tid; e < nt * CW; e += kScanThreads) {
-      const int tt = e / CW, c = e % CW;
-      bf.vo[static_cast<size_t>(t0 + tt) * ldv + j * dv + c0 + c] = s_o[tt][c];
-    }
+    copy_out<CW, kScanThreads>(s_o, bf.vo, ldv, j * dv + c0, t0, nt, tid);
   }
   cp_async_wait<0>();
-
-#pragma unroll
-  for (int g = 0; g < NG; ++g)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) state_blk[static_cast<size_t>(4 * (g * P + pp) + i) * dv] = S[g][i];
+  store_state_column<NG, P>(S, state_blk, dv, pp);
 }
 
 }  // namespace

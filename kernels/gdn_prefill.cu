@@ -8,6 +8,7 @@
 #include "gdn_chunk.h"
 #include "gdn_group.h"
 #include "gdn_prefill.h"
+#include "gdn_scan_tile.cuh"
 
 namespace qc::gpu {
 namespace {
@@ -37,10 +38,10 @@ int round_up(int x, int m) {
 
 // Scratch regions (gdn_prefill.h).
 struct Scratch {
-  float* qk;    // [M][Nk][2][dk]
-  float* vo;    // [M][Nv*dv]
-  float* gate;  // [Nv][Mp][2]
-  int mp;       // M rounded up to kTile
+  float* qk;     // [M][Nk][2][dk]
+  float* vo;     // [M][Nv*dv]
+  float* gate;   // [Nv][Mp][2]
+  int mp;        // M rounded up to kTile
   float* extra;  // kChunked: gdn_chunk_floats(a) (w | qw | ou | g); kGroup: gdn_group_floats(a, mp) (coef)
 };
 
@@ -253,16 +254,7 @@ __global__ void __launch_bounds__(kScanThreads) gdn_prefill_scan_kernel(const Gd
 
   // Stage tokens [t0, t0 + nt) of this block's inputs into buffer b (this thread's share; one group).
   auto load_tile = [&](int b, int t0, int nt) {
-    constexpr int kQkChunks = 2 * DK / 4;
-    for (int c = tid; c < nt * kQkChunks; c += kScanThreads) {
-      const int tt = c / kQkChunks, w = c % kQkChunks;
-      cp_async16(&s_qk[b][tt][4 * w], s.qk + (static_cast<size_t>(t0 + tt) * nk + kh) * 2 * DK + 4 * w);
-    }
-    constexpr int kVChunks = CW / 4;
-    for (int c = tid; c < nt * kVChunks; c += kScanThreads) {
-      const int tt = c / kVChunks, w = c % kVChunks;
-      cp_async16(&s_v[b][tt][4 * w], s.vo + static_cast<size_t>(t0 + tt) * ldv + j * dv + c0 + 4 * w);
-    }
+    stage_qk_v<DK, CW, kScanThreads>(s_qk[b], s_v[b], s.qk, s.vo, nk, kh, ldv, j * dv + c0, t0, nt, tid);
     const int g_chunks = (2 * nt + 3) / 4;  // t0 is a multiple of kTile: within [0, 2*Mp) of head j
     if (tid < g_chunks)
       cp_async16(&s_g[b][4 * tid], s.gate + (static_cast<size_t>(j) * s.mp + t0) * 2 + 4 * tid);
@@ -272,12 +264,7 @@ __global__ void __launch_bounds__(kScanThreads) gdn_prefill_scan_kernel(const Gd
   float S[NC][G][4];
   float* state_blk = a.state + static_cast<size_t>(j) * DK * dv + c0 + cg;
 #pragma unroll
-  for (int n = 0; n < NC; ++n)
-#pragma unroll
-    for (int g = 0; g < G; ++g)
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        S[n][g][i] = state_blk[static_cast<size_t>(4 * (g * P + pp) + i) * dv + n * NG];
+  for (int n = 0; n < NC; ++n) load_state_column<G, P>(S[n], state_blk + n * NG, dv, pp);
 
   const int n_tiles = (m + kTile - 1) / kTile;
   load_tile(0, 0, min(kTile, m));
@@ -364,22 +351,12 @@ __global__ void __launch_bounds__(kScanThreads) gdn_prefill_scan_kernel(const Gd
 #pragma unroll
       for (int n = 0; n < NC; ++n) s_o[nt - 1][cg + n * NG] = o_part[n];
     __syncthreads();  // s_o complete; buffer b no longer read (the next iteration refills it)
-    // o over v in place: rows of tile it only (the copies in flight read tile it+1's rows), this block's
-    // columns only (no other block reads them).
-    for (int e = tid; e < nt * CW; e += kScanThreads) {
-      const int tt = e / CW, c = e % CW;
-      s.vo[static_cast<size_t>(t0 + tt) * ldv + j * dv + c0 + c] = s_o[tt][c];
-    }
+    // o over v in place: rows of tile it only (the copies in flight read tile it+1's rows).
+    copy_out<CW, kScanThreads>(s_o, s.vo, ldv, j * dv + c0, t0, nt, tid);
   }
   cp_async_wait<0>();
-
 #pragma unroll
-  for (int n = 0; n < NC; ++n)
-#pragma unroll
-    for (int g = 0; g < G; ++g)
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        state_blk[static_cast<size_t>(4 * (g * P + pp) + i) * dv + n * NG] = S[n][g][i];
+  for (int n = 0; n < NC; ++n) store_state_column<G, P>(S[n], state_blk + n * NG, dv, pp);
 }
 
 // 4. Gated norm: one warp per (token, value head); lane l holds columns l + 32 r (r < dv/32), so the 32
