@@ -16,17 +16,8 @@ constexpr int kWin = 2 * kG - 1;  // positions t0 - (kG-1) .. t0 + kG - 1 a coef
 static_assert(kG == 4 && kCoef == 12, "the coefficient row layout below is written for groups of 4");
 
 constexpr int kCoefThreads = 256;  // coefficient kernel block: 8 warps, one (key head, kG positions) each
-// Scan: the token scan's tiling (gdn_prefill.cu: 16 state rows a thread, dk / 16 lanes a column, 128-thread
-// blocks, tiles of 16 positions staged with cp.async, double buffered).
-constexpr int kScanThreads = 128;
-constexpr int kScanRows = 16;
-constexpr int kTile = 16;
+constexpr int kTile = kScanTile;   // the token scan's tiling (gdn_scan_tile.cuh)
 static_assert(kTile % kG == 0, "tiles of a call starting on the grid must end on it");
-
-__host__ __device__ constexpr int scan_cols(int dk) {
-  return kScanThreads / (dk / kScanRows);
-}
-static_assert(32 % scan_cols(128) == 0 && 32 % scan_cols(64) == 0, "CW must divide every dv");
 
 // 1. Coefficients. One warp per (key head kh, positions t0 .. t0 + 3, t0 a multiple of 4 of the call's
 // rows); lane l holds channels l + 32 r. The Gram entries of position t = t0 + i with its 3 predecessors
@@ -286,12 +277,7 @@ GpuStatus gdn_group_scan(const GdnArgs& a, const GdnGroupBufs& b, cudaStream_t s
           : launch_kernel(gdn_group_coef_kernel<64>, coef_grid, dim3(kCoefThreads), 0, stream, a.pdl, a, b);
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gdn_group_coef_kernel", __FILE__, __LINE__);
   QC_LAUNCH_CHECK("gdn_group_coef_kernel", stream);
-  if (a.head_k_dim == 128)
-    e = launch_kernel(gdn_group_scan_kernel<128>, dim3(a.head_v_dim / scan_cols(128), a.n_v_heads),
-                      dim3(kScanThreads), 0, stream, a.pdl, a, b);
-  else
-    e = launch_kernel(gdn_group_scan_kernel<64>, dim3(a.head_v_dim / scan_cols(64), a.n_v_heads),
-                      dim3(kScanThreads), 0, stream, a.pdl, a, b);
+  e = launch_column_scan(gdn_group_scan_kernel<128>, gdn_group_scan_kernel<64>, a, b, stream);
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gdn_group_scan_kernel", __FILE__, __LINE__);
   QC_LAUNCH_CHECK("gdn_group_scan_kernel", stream);
   return GpuStatus::success();

@@ -17,20 +17,8 @@ constexpr int kMaxDv = 256;
 constexpr int kConvThreads = 256;  // conv kernel block: 8 warps, one (token, head) each
 constexpr int kNormThreads = 256;  // gated-norm kernel block: 8 warps, one (token, value head) each
 constexpr int kRingThreads = 256;
-// Scan tiling, measured on an H200 (27B layer, M = 2048, whole call; the scan is ~75% of it): 16 rows a
-// thread in 128-thread blocks (384 blocks, ~12 warps an SM) 890 us; 8 rows 1080 us, 32 rows 977 us; 2 or
-// 4 columns a thread in 64-thread blocks 938 / 965 us. The scan is issue-bound (ncu): ~145 warp
-// instructions per warp and token, 64 of them the state's FMAs, 0.66 issued per cycle per scheduler.
-constexpr int kScanThreads = 128;  // scan kernel block
-constexpr int kScanRows = 16;      // state rows of one column per thread: P = dk / 16 lanes per column
-constexpr int kScanCols = 1;       // columns per thread (each k, q value read from shared serves them all)
-constexpr int kTile = 16;          // tokens staged per shared-memory tile (scan)
-
-// Columns of a head one scan block owns (CW): 16 for dk 128, 32 for dk 64; divides every dv (multiple of 32).
-__host__ __device__ constexpr int scan_cols(int dk) {
-  return kScanThreads / (dk / kScanRows) * kScanCols;
-}
-static_assert(32 % scan_cols(128) == 0 && 32 % scan_cols(64) == 0, "CW must divide every dv");
+constexpr int kScanCols = 1;      // columns per thread (gdn_scan_tile.cuh scan_cols counts one)
+constexpr int kTile = kScanTile;  // positions staged per shared-memory tile (gdn_scan_tile.cuh)
 
 int round_up(int x, int m) {
   return (x + m - 1) / m * m;
@@ -463,12 +451,7 @@ GpuStatus gdn_prefill(const GdnArgs& a, float* scratch, cudaStream_t stream) {
     const GpuStatus scan = gdn_group_scan(a, group_bufs(s), stream);
     if (!scan.ok()) return scan;
   } else {
-    if (a.head_k_dim == 128)
-      e = launch_kernel(gdn_prefill_scan_kernel<128>, dim3(a.head_v_dim / scan_cols(128), a.n_v_heads),
-                        dim3(kScanThreads), 0, stream, a.pdl, a, s);
-    else
-      e = launch_kernel(gdn_prefill_scan_kernel<64>, dim3(a.head_v_dim / scan_cols(64), a.n_v_heads),
-                        dim3(kScanThreads), 0, stream, a.pdl, a, s);
+    e = launch_column_scan(gdn_prefill_scan_kernel<128>, gdn_prefill_scan_kernel<64>, a, s, stream);
     if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gdn_prefill_scan_kernel", __FILE__, __LINE__);
     QC_LAUNCH_CHECK("gdn_prefill_scan_kernel", stream);
   }
