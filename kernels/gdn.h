@@ -41,6 +41,7 @@ enum class GdnScan : uint8_t {
   kToken,    // position by position (gdn_prefill.cu)
   kGroup,    // groups of 4 positions on the absolute grid, f32 on CUDA cores (gdn_group.h)
   kChunked,  // chunks of 64 positions on the absolute grid, TF32 tensor cores (gdn_chunk.h)
+  kScaled,   // position by position, the decay as one scale per head and 16-position segment (gdn_scaled.h)
 };
 
 struct GdnArgs {

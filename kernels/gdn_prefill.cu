@@ -8,6 +8,7 @@
 #include "gdn_chunk.h"
 #include "gdn_group.h"
 #include "gdn_prefill.h"
+#include "gdn_scaled.h"
 #include "gdn_scan_tile.cuh"
 
 namespace qc::gpu {
@@ -19,6 +20,7 @@ constexpr int kNormThreads = 256;  // gated-norm kernel block: 8 warps, one (tok
 constexpr int kRingThreads = 256;
 constexpr int kScanCols = 1;      // columns per thread (gdn_scan_tile.cuh scan_cols counts one)
 constexpr int kTile = kScanTile;  // positions staged per shared-memory tile (gdn_scan_tile.cuh)
+static_assert(kTile == kGdnScaledPositions, "the scaled scan's tiles are the token scan's");
 
 int round_up(int x, int m) {
   return (x + m - 1) / m * m;
@@ -51,6 +53,15 @@ GdnGroupBufs group_bufs(const Scratch& s) {
   b.gate = s.gate;
   b.mp = s.mp;
   b.coef = s.extra;
+  return b;
+}
+
+GdnScaledBufs scaled_bufs(const Scratch& s) {
+  GdnScaledBufs b;
+  b.qk = s.qk;
+  b.vo = s.vo;
+  b.gate = s.gate;
+  b.mp = s.mp;
   return b;
 }
 
@@ -449,6 +460,9 @@ GpuStatus gdn_prefill(const GdnArgs& a, float* scratch, cudaStream_t stream) {
     if (!scan.ok()) return scan;
   } else if (a.scan == GdnScan::kGroup) {
     const GpuStatus scan = gdn_group_scan(a, group_bufs(s), stream);
+    if (!scan.ok()) return scan;
+  } else if (a.scan == GdnScan::kScaled) {
+    const GpuStatus scan = gdn_scaled_scan(a, scaled_bufs(s), stream);
     if (!scan.ok()) return scan;
   } else {
     e = launch_column_scan(gdn_prefill_scan_kernel<128>, gdn_prefill_scan_kernel<64>, a, s, stream);
