@@ -380,6 +380,7 @@ __global__ void __launch_bounds__(kNormThreads) gdn_prefill_norm_kernel(const Gd
   oss = warp_sum(oss);
   const float inv =
       __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(oss, static_cast<float>(dv)), a.norm_eps)));
+  const float scale16 = ldexpf(1.0f, -a.shift16);  // a power of two: exact
 #pragma unroll
   for (int r = 0; r < kMaxDv / 32; ++r) {
     if (r < nr) {  // warp-uniform
@@ -387,6 +388,8 @@ __global__ void __launch_bounds__(kNormThreads) gdn_prefill_norm_kernel(const Gd
       const float gate = silu(a.z[static_cast<size_t>(t) * a.ld_z + col]);
       const float y = __fmul_rn(__fmul_rn(__fmul_rn(o[r], inv), a.norm_w[v]), gate);
       if (a.out) a.out[static_cast<size_t>(t) * a.ld_out + col] = y;
+      if (a.out16)
+        a.out16[static_cast<size_t>(t) * a.ld_out16 + col] = f2h(saturate_f16(__fmul_rn(y, scale16)));
       if (a.out_q.hi) {
         const int wcol = j * dv + 32 * r;
         const size_t row = static_cast<size_t>(t) * a.out_q.ld;
@@ -432,7 +435,10 @@ GpuStatus gdn_prefill(const GdnArgs& a, float* scratch, cudaStream_t stream) {
       a.ld_qkv >= a.conv_dim() && a.ld_z >= inner && a.ld_beta >= a.n_v_heads && a.ld_alpha >= a.n_v_heads,
       "gdn_prefill: ld_qkv >= conv_dim (" + std::to_string(a.conv_dim()) +
           "), ld_z >= Nv*dv, ld_beta/alpha >= Nv required");
-  QC_GPU_REQUIRE(a.out || a.out_q.hi, "gdn_prefill: no output requested");
+  QC_GPU_REQUIRE(a.out || a.out_q.hi || a.out16, "gdn_prefill: no output requested");
+  QC_GPU_REQUIRE(
+      !a.out16 || (a.ld_out16 >= inner && a.shift16 >= -24 && a.shift16 <= 24),
+      "gdn_prefill: out16 needs ld_out16 >= Nv*dv=" + std::to_string(inner) + " and shift16 in [-24, 24]");
   QC_GPU_REQUIRE(!a.out || a.ld_out >= inner,
                  "gdn_prefill: ld_out must be >= Nv*dv=" + std::to_string(inner));
   QC_GPU_REQUIRE(!a.out_q.hi || (a.out_q.scale && a.out_q.ld >= inner && a.out_q.ld_scale >= inner / kQBlock),

@@ -16,8 +16,8 @@
 //             per token). Tiles of 16 tokens' q, k, v, beta, decay are staged in shared memory with
 //             cp.async, double buffered. The raw o overwrites v in scratch (each block reads and writes
 //             only its own columns, and only rows of tiles it has already loaded).
-//   4. norm   one warp per (token, value head): y = rmsnorm(o_head) * norm_w * silu(z) -> a.out and/or
-//             a.out_q (format h or hl, like gdn_step).
+//   4. norm   one warp per (token, value head): y = rmsnorm(o_head) * norm_w * silu(z) -> any of a.out,
+//             a.out_q (format h or hl, like gdn_step) and a.out16 (the f16 prompt path's GEMM input).
 //
 // Chunk invariance: every per-token value is a function of that token's inputs, the conv inputs of the
 // previous conv_kernel - 1 positions (bit copies, wherever they come from) and the carried state only, with

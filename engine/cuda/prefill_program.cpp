@@ -270,14 +270,20 @@ Status PrefillProgram::project_site(const char* label, const Site& site, const Q
   return Status::success();
 }
 
-Status PrefillProgram::gdn(const DevLayer& L, const int* d_pos, int n, cudaStream_t s) const {
+Status PrefillProgram::gdn(const DevLayer& L, const int* d_pos, int n, bool out16, cudaStream_t s) const {
   const PhaseScope phase(profile_, "gdn", s);
   gpu::GdnArgs g = gdn_layer_args(c_, st_, L, pb_.proj);
   g.m = n;
   g.d_pos = d_pos;
-  g.out = pb_.mix.f;
-  g.ld_out = pb_.mix.ld_f;
-  g.out_q = words(pb_.mix);
+  if (out16) {
+    g.out16 = pb_.x16;
+    g.ld_out16 = pb_.ld_x16;
+    g.shift16 = kShiftMixer;
+  } else {
+    g.out = pb_.mix.f;
+    g.ld_out = pb_.mix.ld_f;
+    g.out_q = words(pb_.mix);
+  }
   g.scan = pb_.gdn_scan;
   return gpu_status("gdn", gpu::gdn_prefill(g, pb_.gdn, s));
 }
@@ -304,11 +310,17 @@ Status PrefillProgram::layer(const DevLayer& L, float* h, const int* d_pos, int 
   const int ldp = L.in_proj.n_out;
   QC_TRY(project(L.recurrent ? "gdn in" : "attn in", L.in_proj, pb_.x, n, pb_.proj, ldp, nullptr, kShiftNormed, s,
                  x16));
+  // The f16 path reads the GDN output only as the out projection's f16 input: written as such by the gated
+  // norm (rows_to_f16's bits), no f32 rows (1.1 ms of a 2048-token prompt's rounding and 2.4 GB of f32
+  // writes for the 27B's 48 GDN layers).
+  const bool mix16 =
+      L.recurrent && f16_ &&
+      std::all_of(L.out_proj.parts.begin(), L.out_proj.parts.end(), [](const Linear& lin) { return lin.f16_gemm(); });
   if (L.recurrent)
-    QC_TRY(gdn(L, d_pos, n, s));
+    QC_TRY(gdn(L, d_pos, n, mix16, s));
   else
     QC_TRY(attention(L, d_pos, n, pb_.mix.f, pb_.mix.ld_f, q ? &pb_.mix : nullptr, s));
-  QC_TRY(project(L.recurrent ? "gdn out" : "attn out", L.out_proj, pb_.mix, n, h, H, h, kShiftMixer, s));
+  QC_TRY(project(L.recurrent ? "gdn out" : "attn out", L.out_proj, pb_.mix, n, h, H, h, kShiftMixer, s, mix16));
   QC_TRY(norm_for(L.gate_up, h, H, L.post_norm, n, pb_.x, q, kShiftNormed, s, &x16));
   const int F = c_.n_ff, ldg = L.gate_up.n_out;
   QC_TRY(project("ffn gate+up", L.gate_up, pb_.x, n, pb_.proj, ldg, nullptr, kShiftNormed, s, x16));

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 
 #include "cpu_ref.h"
 #include "gdn.h"
 #include "gdn_prefill.h"
+#include "gemm_f16.h"
 #include "gpu_test_util.h"
 
 namespace qc::gpu::test {
@@ -62,6 +64,8 @@ struct RunOut {
   std::vector<float> y;        // [m][Nv*dv]
   std::vector<int8_t> hi, lo;  // [m][Nv*dv] (format hl)
   std::vector<float> scale;    // [m][Nv*dv/32]
+  // With Seq::shift16 set: GdnArgs::out16 [m][Nv*dv], and rows_to_f16 of y with that shift (what it must be).
+  std::vector<uint16_t> y16, y16_want;
 };
 
 constexpr size_t kGuard = 256;  // poisoned floats after the scratch gdn_prefill asked for
@@ -71,6 +75,7 @@ constexpr size_t kGuard = 256;  // poisoned floats after the scratch gdn_prefill
 struct Seq {
   GdnShape s;
   GdnScan scan = GdnScan::kToken;  // GdnArgs::scan
+  std::optional<int> shift16;      // gdn_prefill calls also write out16 with this shift
   DevBuf<float> conv_w, dt_bias, ssm_a, norm_w, ring, state;
   Seq(const GdnShape& shape, const Inputs& in, GdnScan form = GdnScan::kToken)
       : s(shape),
@@ -123,6 +128,14 @@ struct Seq {
     a.ld_out = ld_out;
     a.out_q = QActOut{qh.get(), ql.get(), qs.get(), ld_q, ld_s};
     a.scan = scan;
+    const int ld16 = inner + 8;
+    DevBuf<uint16_t> o16(prefill && shift16 ? static_cast<size_t>(m) * ld16 : 1);
+    o16.poison();
+    if (prefill && shift16) {
+      a.out16 = o16.get();
+      a.ld_out16 = ld16;
+      a.shift16 = *shift16;
+    }
     if (prefill) {
       const size_t need = gdn_prefill_scratch_floats(a);
       DevBuf<float> scratch(need + kGuard);
@@ -148,6 +161,14 @@ struct Seq {
       }
     }
     RunOut r;
+    if (prefill && shift16) {
+      DevBuf<uint16_t> want(static_cast<size_t>(m) * ld16);
+      want.poison();
+      const GpuStatus st = rows_to_f16(out.get(), ld_out, m, inner, *shift16, want.get(), ld16, nullptr);
+      EXPECT_TRUE(st.ok()) << st.describe();
+      r.y16 = unpad(o16.download(), m, inner, ld16);
+      r.y16_want = unpad(want.download(), m, inner, ld16);
+    }
     r.y = unpad(out.download(), m, inner, ld_out);
     r.hi = unpad(qh.download(), m, inner, ld_q);
     r.lo = unpad(ql.download(), m, inner, ld_q);
@@ -453,6 +474,29 @@ TEST_P(GdnPrefillModes, ContinuesWithGdnStep) {
   }
 }
 
+// The gated norm's f16 output (what the f16 prompt path's out projection reads, GdnArgs::out16) has
+// rows_to_f16's bits for the f32 output of the same call, saturation included (a norm weight of 1e6 takes
+// that column past f16's range), with and without a shift.
+TEST_P(GdnPrefillModes, Out16IsTheRoundingOfItsF32Output) {
+  QC_REQUIRE_DEVICE();
+  std::mt19937 rng(45);
+  for (const GdnShape& s : {kSmall, k27B}) {
+    for (const int shift : {0, -3}) {
+      SCOPED_TRACE(name(s) + " shift " + std::to_string(shift));
+      Inputs in = make_inputs(rng, s, 65);
+      in.norm_w[5] = 1e6f;
+      Seq dev(s, in, GetParam());
+      dev.shift16 = shift;
+      const RunOut r = dev.run(in, 0, 65, true);
+      ASSERT_EQ(r.y16.size(), r.y.size());
+      ASSERT_TRUE(r.y16 == r.y16_want);
+      int saturated = 0;
+      for (const uint16_t h : r.y16) saturated += (h & 0x7FFF) == 0x7BFF;  // +-65504
+      EXPECT_GT(saturated, 0);
+    }
+  }
+}
+
 TEST(GdnPrefill, RejectsBadArguments) {
   QC_REQUIRE_DEVICE();
   std::mt19937 rng(43);
@@ -530,6 +574,19 @@ TEST(GdnPrefill, RejectsBadArguments) {
   b = a;
   b.ld_qkv = cd - 1;
   refused(b, scratch.get(), "ld_qkv");
+  DevBuf<uint16_t> o16(static_cast<size_t>(m) * inner);
+  b = a;
+  b.out16 = o16.get();
+  b.ld_out16 = inner - 1;
+  refused(b, scratch.get(), "ld_out16");
+  b.ld_out16 = inner;
+  b.shift16 = 25;
+  refused(b, scratch.get(), "shift16");
+  b.shift16 = 0;
+  b.m = 1;
+  EXPECT_FALSE(gdn_step(b, nullptr).ok()) << "out16 is the prompt path's only";
+  b.out16 = nullptr;
+  EXPECT_TRUE(gdn_step(b, nullptr).ok()) << "the same step without out16";
   // The scratch size grows with M and the shape alone.
   EXPECT_EQ(gdn_prefill_scratch_floats(a),
             static_cast<size_t>(m) * (2 * s.nk * s.dk + s.nv * s.dv) + 2 * static_cast<size_t>(s.nv) * 16);
