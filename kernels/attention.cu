@@ -367,7 +367,13 @@ GpuStatus attention_prefill(const AttentionArgs& in, cudaStream_t stream) {
   AttentionArgs a = in;
   QC_GPU_REQUIRE(a.max_ctx >= 1,
                  "attention_prefill: max_ctx must be positive, got " + std::to_string(a.max_ctx));
-  QC_GPU_REQUIRE(a.out, "attention_prefill: the f32 output (out) is required");
+  QC_GPU_REQUIRE(a.out || a.out16, "attention_prefill: an output (out or out16) is required");
+  QC_GPU_REQUIRE(!a.out_q.hi || a.out, "attention_prefill: the quantised output (out_q) needs out");
+  QC_GPU_REQUIRE(
+      !a.out16 || (a.ld_out16 >= a.n_head * a.head_dim && a.ld_out16 % 2 == 0 &&
+                   reinterpret_cast<uintptr_t>(a.out16) % 4 == 0 && a.shift16 >= -24 && a.shift16 <= 24),
+      "attention_prefill: out16 needs 4-byte alignment, an even ld_out16 >= n_head*head_dim and shift16 in "
+      "[-24, 24]");
   // Before the prep kernel, so that a bad block height writes no cache entry.
   QC_GPU_REQUIRE(
       a.flash_rows == 0 || a.flash_rows == 64 || a.flash_rows == 128,

@@ -251,8 +251,12 @@ __global__ void __launch_bounds__(32 * W, W == 4 ? 2 : 1)
   const bool in_a = row_a < a.m, in_b = row_b < a.m;
   const float* gate_a = a.q_gate + static_cast<size_t>(in_a ? row_a : 0) * a.ld_q + h * 2 * D + D;
   const float* gate_b = a.q_gate + static_cast<size_t>(in_b ? row_b : 0) * a.ld_q + h * 2 * D + D;
-  float* out_a = a.out + static_cast<size_t>(in_a ? row_a : 0) * a.ld_out + h * D;
-  float* out_b = a.out + static_cast<size_t>(in_b ? row_b : 0) * a.ld_out + h * D;
+  // f32 rows and/or f16 ones (rows_to_f16's rounding of the same values, two columns a 4-byte store).
+  float* out_a = a.out ? a.out + static_cast<size_t>(in_a ? row_a : 0) * a.ld_out + h * D : nullptr;
+  float* out_b = a.out ? a.out + static_cast<size_t>(in_b ? row_b : 0) * a.ld_out + h * D : nullptr;
+  uint16_t* o16_a = a.out16 ? a.out16 + static_cast<size_t>(in_a ? row_a : 0) * a.ld_out16 + h * D : nullptr;
+  uint16_t* o16_b = a.out16 ? a.out16 + static_cast<size_t>(in_b ? row_b : 0) * a.ld_out16 + h * D : nullptr;
+  const float scale16 = ldexpf(1.0f, -a.shift16);  // a power of two: exact
   constexpr int kOutBatch = 8;
   static_assert((D / 8) % kOutBatch == 0, "output batches");
 #pragma unroll
@@ -267,13 +271,25 @@ __global__ void __launch_bounds__(32 * W, W == 4 ? 2 : 1)
         gb[u][e] = in_b ? gate_b[col] : 0.0f;
       }
 #pragma unroll
-    for (int u = 0; u < kOutBatch; ++u)
+    for (int u = 0; u < kOutBatch; ++u) {
+      const int col = (i0 + u) * 8 + (lane & 3) * 2;
+      float ya[2], yb[2];
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const int col = (i0 + u) * 8 + (lane & 3) * 2 + e;
-        if (in_a) out_a[col] = __fmul_rn(__fdiv_rn(o[i0 + u][e], l_a), sigmoid(ga[u][e]));
-        if (in_b) out_b[col] = __fmul_rn(__fdiv_rn(o[i0 + u][2 + e], l_b), sigmoid(gb[u][e]));
+        ya[e] = __fmul_rn(__fdiv_rn(o[i0 + u][e], l_a), sigmoid(ga[u][e]));
+        yb[e] = __fmul_rn(__fdiv_rn(o[i0 + u][2 + e], l_b), sigmoid(gb[u][e]));
+        if (in_a && out_a) out_a[col + e] = ya[e];
+        if (in_b && out_b) out_b[col + e] = yb[e];
       }
+      if (in_a && o16_a)
+        *reinterpret_cast<uint32_t*>(o16_a + col) =
+            static_cast<uint32_t>(f2h(saturate_f16(__fmul_rn(ya[0], scale16)))) |
+            static_cast<uint32_t>(f2h(saturate_f16(__fmul_rn(ya[1], scale16)))) << 16;
+      if (in_b && o16_b)
+        *reinterpret_cast<uint32_t*>(o16_b + col) =
+            static_cast<uint32_t>(f2h(saturate_f16(__fmul_rn(yb[0], scale16)))) |
+            static_cast<uint32_t>(f2h(saturate_f16(__fmul_rn(yb[1], scale16)))) << 16;
+    }
   }
 }
 

@@ -135,9 +135,10 @@ class PrefillProgram {
   gpu::QActOut words(const QBuf& b) const;  // b's int8 words for the int8 path, none for the f16 path
   // The GDN layer's mixer; out16: its output as the f16 out projection's input (pb.x16) instead of f32 rows.
   Status gdn(const DevLayer& L, const int* d_pos, int n, bool out16, cudaStream_t s) const;
-  // Attention of rows [0, n) of the projections; output f32 (+ quantised when out_q).
+  // Attention of rows [0, n) of the projections; output f32 (+ quantised when out_q) and/or, with out16, the
+  // f16 out projection's input (pb.x16).
   Status attention(const DevLayer& L, const int* d_pos, int n, float* out, int ld_out, const QBuf* out_q,
-                   cudaStream_t s) const;
+                   bool out16, cudaStream_t s) const;
   Status mtp_entries(const PrefillChunk& chunk, cudaStream_t s) const;
   Status mtp_batch(int r0, int k, cudaStream_t s) const;  // hidden rows r0..r0+k-1
 
