@@ -47,6 +47,17 @@ for round in $rounds; do
       sed -E 's/.* ([0-9.]+) ms from the kept.*/\1/') ms"
   done
 done
+# An 80 GB card plans per-chunk f16 weights (the resident copy leaves less than a quarter free); forced
+# resident, the 27B's 72.6 GiB may still fit, and the prompt path then runs as on the H200.
+if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H100; then
+  for s in token scaled; do
+    echo "==== resident weights, --gdn-scan $s" >> "$R/bench.log"
+    timeout 120 "$bench" --only-prefill --prefill 512,2048 --reuse 8000,100 --gdn-scan $s \
+      --prefill-weights resident >> "$R/bench.log" 2>&1
+    echo "== bench $s resident rc=$? $(date +%T): $(grep -E 'prefill +[0-9]+ tokens' "$R/bench.log" |
+      tail -2 | awk '{print $(NF-1)}' | tr '\n' ' ')tok/s"
+  done
+fi
 grep -E "^loaded|^prompt path" "$R/bench.log" | sort -u | head -4
 grep -E "^  (gdn|attention|f16: activation rounding|sum) " "$R/bench.log" | tail -8
 
