@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One device call for the scaled GDN scan (kernels/gdn_scaled.h) as the prompt path's default: build, the GDN
-# tests of every scan, the prompt path of the 27B preset with --gdn-scan token and scaled (alternating, two
-# rounds; on an H200 that is issue #12's gate), the golden CUDA streams re-recorded with the tree's default,
-# then every GPU test, the CUDA unit tests and the CLI texts (before_after.sh tests), the scans' SASS and
-# ncu's instruction counts for one 2048-row call of the scaled scan. At most 8 files under $OUT (more are
+# tests of every scan, the prompt path of the 27B preset with --gdn-scan token and scaled (on an H200 that is
+# issue #12's gate), the golden CUDA streams re-recorded with the tree's default, every GPU test, the CUDA
+# unit tests and the CLI texts (before_after.sh tests), a second bench round, the scans' SASS and ncu's
+# instruction counts for one 2048-row call of the scaled scan: the most needed first, so that a call cut
+# short by the session's device time still brings back the verdicts. At most 8 files under $OUT (more are
 # dropped). ~7 min on an H200.
 # Environment: OUT; run from the repository root with .device/root carried. LEAN=1: build, GDN tests and one
 # bench round only (~4 min), for when the session's device time is short.
@@ -34,19 +35,33 @@ gdn_rc=$?
 echo "== gdn tests rc=$gdn_rc $(date +%T)"
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Z]|^\[gdn_prefill\]" "$R/gdn-tests.log" | head -16
 
-rounds="1 2"
-[[ ${LEAN:-0} == 1 ]] && rounds=1
-for round in $rounds; do
+bench_round() {
   for s in token scaled; do
-    echo "==== round $round, --gdn-scan $s" >> "$R/bench.log"
+    echo "==== round $1, --gdn-scan $s" >> "$R/bench.log"
     timeout 150 "$bench" --only-prefill --prefill 512,2048,8192 --reuse 8000,100 --gdn-scan $s \
       >> "$R/bench.log" 2>&1
-    echo "== bench $s round $round rc=$? $(date +%T): $(grep -E 'prefill +[0-9]+ tokens' "$R/bench.log" |
+    echo "== bench $s round $1 rc=$? $(date +%T): $(grep -E 'prefill +[0-9]+ tokens' "$R/bench.log" |
       tail -3 | awk '{print $(NF-1)}' | tr '\n' ' ')tok/s; gdn $(grep -E '^  gdn  ' "$R/bench.log" | tail -2 |
       head -1 | awk '{print $2}') ms; kept-state $(grep -E 'time to first' "$R/bench.log" | tail -1 |
       sed -E 's/.* ([0-9.]+) ms from the kept.*/\1/') ms"
   done
-done
+}
+bench_round 1
+(cuobjdump -sass build-after/kernels/CMakeFiles/qwenchat_kernels.dir/gdn_scaled.cu.o
+ cuobjdump -sass build-after/kernels/CMakeFiles/qwenchat_kernels.dir/gdn_prefill.cu.o) 2>&1 | gzip > "$R/sass.txt.gz"
+
+if [[ $gdn_rc -eq 0 && ${LEAN:-0} != 1 ]]; then
+  QWENCHAT_UPDATE_GOLDEN=1 timeout 100 "$ut" --gtest_color=no --gtest_filter='DefaultModelCuda.Golden*' \
+    > /tmp/golden.log 2>&1
+  echo "== golden update rc=$? $(date +%T)"
+  cp tests/golden/default_model/greedy_cuda.json "$R/"
+  BA_ONLY=after BA_PHASE=tests tools/device/before_after.sh > "$R/tests-summary.log" 2>&1
+  echo "== tests rc=$? $(date +%T)"
+  cat "$OUT/after-gpu-tests.log" "$OUT/after-unit-cuda-tests.log" "$OUT/after-cli-texts.txt" > "$R/tests-full.log"
+  tail -16 "$R/tests-summary.log"
+fi
+
+[[ ${LEAN:-0} == 1 ]] || bench_round 2
 # An 80 GB card plans per-chunk f16 weights (the resident copy leaves less than a quarter free); forced
 # resident, the 27B's 72.6 GiB may still fit, and the prompt path then runs as on the H200.
 if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H100; then
@@ -61,20 +76,7 @@ fi
 grep -E "^loaded|^prompt path" "$R/bench.log" | sort -u | head -4
 grep -E "^  (gdn|attention|f16: activation rounding|sum) " "$R/bench.log" | tail -8
 
-(cuobjdump -sass build-after/kernels/CMakeFiles/qwenchat_kernels.dir/gdn_scaled.cu.o
- cuobjdump -sass build-after/kernels/CMakeFiles/qwenchat_kernels.dir/gdn_prefill.cu.o) 2>&1 | gzip > "$R/sass.txt.gz"
-
 [[ ${LEAN:-0} == 1 ]] && exit $gdn_rc
-if [[ $gdn_rc -eq 0 ]]; then
-  QWENCHAT_UPDATE_GOLDEN=1 timeout 100 "$ut" --gtest_color=no --gtest_filter='DefaultModelCuda.Golden*' \
-    > /tmp/golden.log 2>&1
-  echo "== golden update rc=$? $(date +%T)"
-  cp tests/golden/default_model/greedy_cuda.json "$R/"
-  BA_ONLY=after BA_PHASE=tests tools/device/before_after.sh > "$R/tests-summary.log" 2>&1
-  echo "== tests rc=$? $(date +%T)"
-  cat "$OUT/after-gpu-tests.log" "$OUT/after-unit-cuda-tests.log" "$OUT/after-cli-texts.txt" > "$R/tests-full.log"
-  tail -16 "$R/tests-summary.log"
-fi
 
 # One 2048-row call of a 27B layer of the scaled scan (the token scan's: docs/PERFORMANCE.md); application
 # replay: one pass per metric group, nothing saved and restored. Skip 96 scan calls: two prompts (the warm-up).
