@@ -7,7 +7,7 @@
 # short by the session's device time still brings back the verdicts. At most 8 files under $OUT (more are
 # dropped). ~7 min on an H200.
 # Environment: OUT; run from the repository root with .device/root carried. LEAN=1: build, GDN tests and one
-# bench round only (~4 min), for when the session's device time is short.
+# bench round only (~4 min), for when the session's device time is short; BENCH_PREFILL: the prompt sizes.
 set -u
 export QWENCHAT_DEVICE_PREFIX=$PWD/.device/root/usr
 R=$OUT
@@ -38,7 +38,7 @@ grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Z]|^\[gdn_prefill\]" "$R/gdn-t
 bench_round() {
   for s in token scaled; do
     echo "==== round $1, --gdn-scan $s" >> "$R/bench.log"
-    timeout 150 "$bench" --only-prefill --prefill 512,2048,8192 --reuse 8000,100 --gdn-scan $s \
+    timeout 150 "$bench" --only-prefill --prefill "${BENCH_PREFILL:-512,2048,8192}" --reuse 8000,100 --gdn-scan $s \
       >> "$R/bench.log" 2>&1
     echo "== bench $s round $1 rc=$? $(date +%T): $(grep -E 'prefill +[0-9]+ tokens' "$R/bench.log" |
       tail -3 | awk '{print $(NF-1)}' | tr '\n' ' ')tok/s; gdn $(grep -E '^  gdn  ' "$R/bench.log" | tail -2 |
