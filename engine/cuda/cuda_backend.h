@@ -78,7 +78,7 @@ struct CudaBackendOptions {
   // 4 positions (gdn_group.h) or in chunks of 64 on TF32 tensor cores (gdn_chunk.h, slower: docs/
   // PERFORMANCE.md, 2026-12-06 third session). A prompt keeps its bits across calls starting on the form's
   // grid (prefill_grid(): 1, 4, 64).
-  gpu::GdnScan gdn_scan = gpu::GdnScan::kToken;
+  gpu::GdnScan gdn_scan = gpu::GdnScan::kScaled;
   // Query rows per block of the prompt path's attention kernel (AttentionArgs::flash_rows): 64 or 128;
   // 0 = the measured default (kernels/attention_flash.h kFlashRowsDefault). The same bits either way.
   int attention_rows = 0;
