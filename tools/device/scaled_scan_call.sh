@@ -7,7 +7,8 @@
 # short by the session's device time still brings back the verdicts. At most 8 files under $OUT (more are
 # dropped). ~7 min on an H200.
 # Environment: OUT; run from the repository root with .device/root carried. LEAN=1: build, GDN tests and one
-# bench round only (~4 min), for when the session's device time is short; BENCH_PREFILL: the prompt sizes.
+# bench round only (~4 min), for when the session's device time is short; BENCH_PREFILL: the prompt sizes;
+# SKIP_ROUND2=1, SKIP_NCU=1: leave out the second bench round, ncu.
 set -u
 export QWENCHAT_DEVICE_PREFIX=$PWD/.device/root/usr
 R=$OUT
@@ -61,7 +62,7 @@ if [[ $gdn_rc -eq 0 && ${LEAN:-0} != 1 ]]; then
   tail -16 "$R/tests-summary.log"
 fi
 
-[[ ${LEAN:-0} == 1 ]] || bench_round 2
+[[ ${LEAN:-0} == 1 || ${SKIP_ROUND2:-0} == 1 ]] || bench_round 2
 # An 80 GB card plans per-chunk f16 weights (the resident copy leaves less than a quarter free); forced
 # resident, the 27B's 72.6 GiB may still fit, and the prompt path then runs as on the H200.
 if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H100; then
@@ -76,7 +77,7 @@ fi
 grep -E "^loaded|^prompt path" "$R/bench.log" | sort -u | head -4
 grep -E "^  (gdn|attention|f16: activation rounding|sum) " "$R/bench.log" | tail -8
 
-[[ ${LEAN:-0} == 1 ]] && exit $gdn_rc
+[[ ${LEAN:-0} == 1 || ${SKIP_NCU:-0} == 1 ]] && exit $gdn_rc
 
 # One 2048-row call of a 27B layer of the scaled scan (the token scan's: docs/PERFORMANCE.md); application
 # replay: one pass per metric group, nothing saved and restored. Skip 96 scan calls: two prompts (the warm-up).
