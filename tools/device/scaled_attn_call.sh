@@ -26,3 +26,12 @@ for round in 1 2; do
       tail -2 | head -1 | awk '{print $2}') ms"
   done
 done
+# What the attention kernel waits on (one 1024-row call of a 27B layer, kernel replay), if time is left.
+if (( SECONDS < 430 )); then
+  QC_ATTN_EXP2=1 timeout 100 ncu --section SpeedOfLight --section WarpStateStats --section Occupancy \
+    --section SchedulerStats -k regex:attn_flash --launch-skip 40 --launch-count 1 \
+    "$bench" --only-prefill --prefill 2048 --reuse 100000,1 --gdn-scan scaled > "$R/attn-ncu.txt" 2>&1
+  echo "== attention ncu rc=$? $(date +%T)"
+  grep -E "Duration|Stall|Issued Warp|Achieved Occupancy|Registers|No Eligible|Compute \(SM\) Thr|Memory Thr" \
+    "$R/attn-ncu.txt" | head -30
+fi
