@@ -335,11 +335,11 @@ cudaError_t launch_flash_e(const AttentionArgs& a, float scale, cudaStream_t str
   const dim3 grid((a.m + FlashSmem<D, W>::kRows - 1) / FlashSmem<D, W>::kRows, a.n_head);
   return launch_kernel(attn_flash_kernel<D, W, E2>, grid, dim3(32 * W), smem, stream, a.pdl, a, scale);
 }
-// EXPERIMENT: QC_ATTN_EXP2=1 picks the base-2 softmax (read once).
+// EXPERIMENT: the base-2 softmax unless QC_ATTN_EXP2=0 (read once).
 bool attn_exp2() {
   static const bool on = [] {
     const char* v = std::getenv("QC_ATTN_EXP2");
-    return v != nullptr && v[0] == '1';
+    return v == nullptr || v[0] != '0';
   }();
   return on;
 }

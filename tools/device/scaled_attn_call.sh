@@ -1,36 +1,67 @@
 #!/usr/bin/env bash
-# EXPERIMENT (branch attn-exp2): one device call for two prompt-path changes. First scaled_scan_call.sh
-# without its second bench round and ncu (build, GDN tests, token vs scaled bench, golden re-record with the
-# scaled scan, every test); then the base-2 softmax of the flash attention kernel (QC_ATTN_EXP2=1): the
-# attention tests with it, and the prompt path with the scaled scan, exp2 off / on / off / on. ~8 min on an
-# H200. At most 7 files under $OUT.
+# EXPERIMENT (branch attn-exp2): one device call for two prompt-path changes, both the tree's default here:
+# the scaled GDN scan (GdnScan::kScaled) and the flash attention kernel's base-2 softmax (off with
+# QC_ATTN_EXP2=0). Build; the GDN and attention tests; the prompt path token+exp2, scaled+exp2, scaled+exp
+# (round 1); the golden CUDA streams re-recorded with these defaults and every test; round 2 (scaled, exp2
+# on and off); ncu of one attention call if time is left. ~8 min on an H200. At most 7 files under $OUT.
 set -u
 R=$OUT
-SKIP_ROUND2=1 SKIP_NCU=1 OUT=$R tools/device/scaled_scan_call.sh
-echo "== scaled part rc=$? $(date +%T)"
 export QWENCHAT_DEVICE_PREFIX=$PWD/.device/root/usr
+export OUT=/tmp/ba
+mkdir -p "$OUT"
 # shellcheck source-path=SCRIPTDIR source=prefix_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/prefix_env.sh"
+export PATH=/usr/local/cuda/bin:$PATH
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+BA_ONLY=after BA_PHASE=build tools/device/before_after.sh || exit 1
 gt=$(find build-after -name qwenchat_gpu_tests -type f | head -1)
+ut=$(find build-after -name qwenchat_unit_tests -type f | head -1)
 bench=$(find build-after -name qwenchat-bench -type f | head -1)
-QC_ATTN_EXP2=1 timeout 100 "$gt" --gtest_color=no --gtest_filter='Attention.*:*Prefill*:*Golden*' > "$R/attn.log" 2>&1
-echo "== exp2 attention tests rc=$? $(date +%T)"
-grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Z]" "$R/attn.log" | head -12
-for round in 1 2; do
-  for e in 0 1; do
-    echo "==== exp2=$e round $round" >> "$R/attn.log"
-    QC_ATTN_EXP2=$e timeout 100 "$bench" --only-prefill --prefill 512,2048 --reuse 8000,100 --gdn-scan scaled \
-      >> "$R/attn.log" 2>&1
-    echo "== bench exp2=$e round $round rc=$? $(date +%T): $(grep -E 'prefill +[0-9]+ tokens' "$R/attn.log" |
-      tail -2 | awk '{print $(NF-1)}' | tr '\n' ' ')tok/s; attention $(grep -E '^  attention ' "$R/attn.log" |
-      tail -2 | head -1 | awk '{print $2}') ms"
-  done
-done
-# What the attention kernel waits on (one 1024-row call of a 27B layer, kernel replay), if time is left.
-if (( SECONDS < 430 )); then
-  QC_ATTN_EXP2=1 timeout 100 ncu --section SpeedOfLight --section WarpStateStats --section Occupancy \
+
+timeout 150 "$gt" --gtest_color=no --gtest_filter='*GdnPrefill*:*GdnScans*:Attention.*' \
+  > "$R/gdn-attn-tests.log" 2>&1
+t_rc=$?
+echo "== gdn + attention tests rc=$t_rc $(date +%T)"
+grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Z]" "$R/gdn-attn-tests.log" | head -16
+
+one() {  # one prompt-path run: label, QC_ATTN_EXP2, --gdn-scan
+  echo "==== $1" >> "$R/bench.log"
+  QC_ATTN_EXP2=$2 timeout 120 "$bench" --only-prefill --prefill "${BENCH_PREFILL:-512,2048,8192}" \
+    --reuse 8000,100 --gdn-scan "$3" >> "$R/bench.log" 2>&1
+  echo "== $1 rc=$? $(date +%T): $(grep -E 'prefill +[0-9]+ tokens' "$R/bench.log" | tail -3 |
+    awk '{print $(NF-1)}' | tr '\n' ' ')tok/s; gdn $(grep -E '^  gdn  ' "$R/bench.log" | tail -2 | head -1 |
+    awk '{print $2}') ms; attention $(grep -E '^  attention ' "$R/bench.log" | tail -2 | head -1 |
+    awk '{print $2}') ms; kept-state $(grep -E 'time to first' "$R/bench.log" | tail -1 |
+    sed -E 's/.* ([0-9.]+) ms from the kept.*/\1/') ms"
+}
+one "r1 token exp2" 1 token
+one "r1 scaled exp2" 1 scaled
+one "r1 scaled exp" 0 scaled
+(cuobjdump -sass build-after/kernels/CMakeFiles/qwenchat_kernels.dir/gdn_scaled.cu.o
+ cuobjdump -sass build-after/kernels/CMakeFiles/qwenchat_kernels.dir/attention_flash.cu.o) 2>&1 |
+  gzip > "$R/sass.txt.gz"
+
+if [[ $t_rc -eq 0 ]]; then
+  QWENCHAT_UPDATE_GOLDEN=1 timeout 100 "$ut" --gtest_color=no --gtest_filter='DefaultModelCuda.Golden*' \
+    > /tmp/golden.log 2>&1
+  echo "== golden update rc=$? $(date +%T)"
+  cp tests/golden/default_model/greedy_cuda.json "$R/"
+  BA_ONLY=after BA_PHASE=tests tools/device/before_after.sh > "$R/tests-summary.log" 2>&1
+  echo "== tests rc=$? $(date +%T)"
+  cat "$OUT/after-gpu-tests.log" "$OUT/after-unit-cuda-tests.log" "$OUT/after-cli-texts.txt" > "$R/tests-full.log"
+  tail -16 "$R/tests-summary.log"
+fi
+one "r2 scaled exp" 0 scaled
+one "r2 scaled exp2" 1 scaled
+(( SECONDS < 400 )) && one "r2 token exp2" 1 token
+grep -E "^loaded|^prompt path" "$R/bench.log" | sort -u | head -4
+grep -E "^  (gdn|attention|f16: activation rounding|sum) " "$R/bench.log" | tail -8
+
+# What the attention kernel waits on (one call of a 27B layer, kernel replay), if time is left.
+if (( SECONDS < 450 )); then
+  timeout 100 ncu --section SpeedOfLight --section WarpStateStats --section Occupancy \
     --section SchedulerStats -k regex:attn_flash --launch-skip 40 --launch-count 1 \
-    "$bench" --only-prefill --prefill 2048 --reuse 100000,1 --gdn-scan scaled > "$R/attn-ncu.txt" 2>&1
+    "$bench" --only-prefill --prefill 2048 --reuse 100000,1 > "$R/attn-ncu.txt" 2>&1
   echo "== attention ncu rc=$? $(date +%T)"
   grep -E "Duration|Stall|Issued Warp|Achieved Occupancy|Registers|No Eligible|Compute \(SM\) Thr|Memory Thr" \
     "$R/attn-ncu.txt" | head -30
