@@ -4,6 +4,7 @@
 # QC_ATTN_EXP2=0). Build; the GDN and attention tests; the prompt path token+exp2, scaled+exp2, scaled+exp
 # (round 1); the golden CUDA streams re-recorded with these defaults and every test; round 2 (scaled, exp2
 # on and off); ncu of one attention call if time is left. ~8 min on an H200. At most 7 files under $OUT.
+# LEAN=1: build the bench and GPU tests, the tests, round 1 only (~4 min).
 set -u
 R=$OUT
 export QWENCHAT_DEVICE_PREFIX=$PWD/.device/root/usr
@@ -13,7 +14,15 @@ mkdir -p "$OUT"
 source "$(dirname "${BASH_SOURCE[0]}")/prefix_env.sh"
 export PATH=/usr/local/cuda/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-BA_ONLY=after BA_PHASE=build tools/device/before_after.sh || exit 1
+if [[ ${LEAN:-0} == 1 ]]; then  # the bench and the GPU tests only; no golden, no second round, no ncu
+  cmake -S . -B build-after -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DQWENCHAT_GUI=OFF -DQWENCHAT_CUDA=ON \
+    -DQWENCHAT_WERROR=OFF > "$OUT/configure.log" 2>&1 || { tail -20 "$OUT/configure.log"; exit 1; }
+  ninja -C build-after -j"$(nproc)" qwenchat-bench qwenchat_gpu_tests > "$OUT/build.log" 2>&1 ||
+    { grep -E "error" "$OUT/build.log" | head; exit 1; }
+  echo "built $(date +%T)"
+else
+  BA_ONLY=after BA_PHASE=build tools/device/before_after.sh || exit 1
+fi
 gt=$(find build-after -name qwenchat_gpu_tests -type f | head -1)
 ut=$(find build-after -name qwenchat_unit_tests -type f | head -1)
 bench=$(find build-after -name qwenchat-bench -type f | head -1)
@@ -41,6 +50,7 @@ one "r1 scaled exp" 0 scaled
  cuobjdump -sass build-after/kernels/CMakeFiles/qwenchat_kernels.dir/attention_flash.cu.o) 2>&1 |
   gzip > "$R/sass.txt.gz"
 
+[[ ${LEAN:-0} == 1 ]] && exit $t_rc
 if [[ $t_rc -eq 0 ]]; then
   QWENCHAT_UPDATE_GOLDEN=1 timeout 100 "$ut" --gtest_color=no --gtest_filter='DefaultModelCuda.Golden*' \
     > /tmp/golden.log 2>&1
