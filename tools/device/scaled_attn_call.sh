@@ -56,7 +56,13 @@ if [[ $t_rc -eq 0 ]]; then
   OUT=$R BA_ONLY=after BA_PHASE=tests tools/device/before_after.sh > "$R/tests-summary.log" 2>&1
   echo "== tests rc=$? $(date +%T)"
   tail -16 "$R/tests-summary.log"
+  rm -f "$R/after-cli-texts.txt"  # printed in tests-summary.log; the file count stays at 8
 fi
+# The SASS of the attention kernel and the scaled scan: whether ldmatrix loads run ahead of the mma that
+# consume them (the attention kernel's ~0.6 instructions a cycle suggests they do not).
+(cuobjdump -sass build-after/kernels/CMakeFiles/qwenchat_kernels.dir/attention_flash.cu.o
+ cuobjdump -sass build-after/kernels/CMakeFiles/qwenchat_kernels.dir/gdn_scaled.cu.o) 2>&1 |
+  gzip > "$R/sass.txt.gz"
 one "r2 scaled exp" 0 scaled
 one "r2 scaled exp2" 1 scaled
 (( SECONDS < 400 )) && one "r2 token exp2" 1 token
