@@ -108,7 +108,7 @@ AttnRun run_attention(const AttnCase& c, const AttnInputs& in, bool pdl = false,
   a.out_q = QActOut{qh.get(), nullptr, qsc.get(), width, width / 32};
   a.flash_rows = flash_rows;
   a.pdl = pdl;
-  const int ld16 = width + 2;
+  const int ld16 = width + 8;  // padded rows (rows_to_f16, the reference, takes multiples of 8)
   DevBuf<uint16_t> o16(shift16 ? static_cast<size_t>(c.m) * ld16 : 1);
   o16.poison();
   if (shift16) {
