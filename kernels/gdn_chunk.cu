@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(kThreads, 1) gdn_chunk_prep_kernel(const GdnAr
     const int r = r0 + tid;
     const bool ok = in_call(r, a.m);
     sm.beta[tid] = ok ? b.gate[(static_cast<size_t>(j) * b.mp + r) * 2] : 0.0f;
-    sm.g[tid] = ok ? b.gate[(static_cast<size_t>(j) * b.mp + r) * 2 + 1] : 0.0f;
+    sm.g[tid] = ok ? fmaxf(b.gate[(static_cast<size_t>(j) * b.mp + r) * 2 + 1], kGdnChunkMinLogDecay) : 0.0f;
   }
   for (int e = tid; e < kC * kTS; e += kThreads) {
     (&sm.a[0][0])[e] = 0.0f;

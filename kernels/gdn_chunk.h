@@ -38,6 +38,15 @@
 namespace qc::gpu {
 
 inline constexpr int kGdnChunk = kGdnChunkPositions;
+// The lowest log decay a position keeps (decays below e^-20 = 2.1e-9 become e^-20). Why: the form above
+// takes exp(G_t - G_s) as the difference of two cumulative sums, and f32 rounds G to |G| 2^-24, so that
+// difference carries an absolute error of ~|G| 2^-24 and exp of it the same relative error; with a decay
+// of e^-30 .. e^-1200 every fifth position (tests/gpu/test_gdn_prefill.cpp, StrongDecaysMatchCpuDouble)
+// G reached thousands and the outputs 1.6e-3 of their rms from the exact recurrence (H100, 2026-12-06). The
+// floor keeps |G| <= 64 x 20 = 1,280 (<= 7.6e-5 relative, at most), and costs at most 2.1e-9 of the state
+// carried across such a position, far below f32's 2^-24 of the new terms: the token scan's own f32 state
+// keeps nothing of it either. tests/unit/test_gdn_chunk_math.cpp mirrors both.
+inline constexpr float kGdnChunkMinLogDecay = -20.0f;
 
 // Chunk slots a call of m rows needs whatever its start: the first chunk may begin up to 63 rows early.
 inline int gdn_chunk_slots(int m) {

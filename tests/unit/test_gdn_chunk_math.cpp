@@ -77,10 +77,16 @@ double store(Prec p, double x) {
   return p == Prec::kExact ? x : static_cast<double>(static_cast<float>(x));
 }
 
+// The kernel's floor on a position's log decay (kernels/gdn_chunk.h kGdnChunkMinLogDecay, which this
+// test does not include: it runs without the CUDA headers).
+constexpr double kMinLogDecay = -20.0;
+
 // The chunked form over calls: `calls` sizes from position 0 (each call's chunks on the absolute grid;
-// rows outside the call are identity rows). Outputs [m][dv], the state left in s.
+// rows outside the call are identity rows). Outputs [m][dv], the state left in s. Outside kExact the
+// cumulative log decay G is summed and kept in f32 like the kernel's (whose prefix tree adds in another
+// order: the same magnitude of rounding), with the kernel's floor on each log decay unless `floor` is off.
 std::vector<double> chunked_scan(const Inputs& in, const Shape& sh, const std::vector<int>& calls, Prec p,
-                                 std::vector<double>& s) {
+                                 std::vector<double>& s, bool floor = true) {
   const int dk = sh.dk, dv = sh.dv;
   s = in.s0;
   for (double& x : s) x = store(p, x);
@@ -102,7 +108,8 @@ std::vector<double> chunked_scan(const Inputs& in, const Shape& sh, const std::v
         }
         for (int c = 0; c < dv; ++c) V[l * dv + c] = ok ? in.v[static_cast<size_t>(t) * dv + c] : 0.0;
         beta[l] = ok ? in.beta[t] : 0.0;
-        g += ok ? in.gl[t] : 0.0;
+        const double gl = ok ? (floor && p != Prec::kExact ? std::max(in.gl[t], kMinLogDecay) : in.gl[t]) : 0.0;
+        g = store(p, g + gl);
         G[l] = g;
       }
       // A, P (lower), T = (I + A)^-1: diagonal 16x16 blocks by substitution, then block rows.
@@ -258,6 +265,42 @@ TEST(GdnChunkMath, Tf32x3ProductsStayWithinTheKernelBound) {
       worst3, worst1);
   EXPECT_LT(worst3, 1e-3);
   EXPECT_GT(worst3, 0.0) << "the emulation rounds nothing";
+}
+
+// Decays of e^-30 .. e^-1200 every fifth position and an exact 0 (e^-10000 in double) at position 37,
+// tests/gpu/test_gdn_prefill.cpp's StrongDecaysMatchCpuDouble in this mirror: G reaches thousands, and
+// without the floor f32's rounding of G (~|G| 2^-24) alone moves exp(G_t - G_s) by ~1e-4 relative, the
+// kernel's outputs by 1.6e-3 of their rms on an H100. With the floor (kernels/gdn_chunk.h) the chunked
+// form stays within its 1e-3 bound of the double recurrence (which keeps the true decays); the error
+// without the floor is printed, and must be the larger, which shows the mirror models the mechanism.
+TEST(GdnChunkMath, StrongDecaysStayWithinTheKernelBoundWithTheFloor) {
+  std::mt19937 rng(9);
+  double worst_floor = 0.0, worst_raw = 0.0;
+  for (const Shape sh : {Shape{32, 32}, Shape{64, 16}}) {
+    Inputs in = make_inputs(rng, sh, 200);
+    std::uniform_real_distribution<double> ua(-2.0, -0.05);
+    for (int t = 0; t < in.m; ++t) {
+      if (t == 37)
+        in.gl[t] = -1e4;
+      else if (t % 5 == 2)
+        in.gl[t] = 600.0 * ua(rng);  // softplus(600 + dt_bias) * ssm_a
+    }
+    for (const std::vector<int>& calls : {std::vector<int>{200}, std::vector<int>{13, 187}}) {
+      std::vector<double> s_tok, s_f, s_r;
+      const std::vector<double> o_tok = token_scan(in, sh, s_tok);
+      const std::vector<double> o_f = chunked_scan(in, sh, calls, Prec::kTf32x3, s_f, true);
+      const std::vector<double> o_r = chunked_scan(in, sh, calls, Prec::kTf32x3, s_r, false);
+      worst_floor = std::max({worst_floor, worst_row_rel(o_f, o_tok, static_cast<size_t>(sh.dv)),
+                              worst_row_rel(s_f, s_tok, s_tok.size())});
+      worst_raw = std::max({worst_raw, worst_row_rel(o_r, o_tok, static_cast<size_t>(sh.dv)),
+                            worst_row_rel(s_r, s_tok, s_tok.size())});
+    }
+  }
+  std::printf("[gdn_chunk_math] strong decays, max |err| / rms: 3xTF32 with the floor %.3g (bound 1e-3), "
+              "without %.3g\n",
+              worst_floor, worst_raw);
+  EXPECT_LT(worst_floor, 1e-3);
+  EXPECT_GT(worst_raw, worst_floor);
 }
 
 }  // namespace
