@@ -4,8 +4,8 @@
 // (row blocks, n_head), the row blocks with the most positions first. The block walks the positions 0 ..
 // its last row's in tiles of 64: K and V tiles [64][head_dim] f16 stream into shared memory with cp.async,
 // one buffer each, on flash-attention 2's schedule (V_j lands during S_j and the softmax, K_{j+1} during
-// P_j V_j). Per tile and warp: S = Q K^T (16 x 64, mma m16n8k16 over head_dim), scale, causal mask by
-// position, online softmax (row max and sum over the four lanes that share a row), O = O * rescale + P V
+// P_j V_j). Per tile and warp: S = Q K^T (16 x 64, mma m16n8k16 over head_dim), causal mask by
+// position, online softmax in base 2 (row max and sum over the four lanes that share a row), O = O * rescale + P V
 // (16 x head_dim). Fragments come from shared memory with ldmatrix (.trans for V); shared rows are padded by
 // 16 bytes so the eight rows of an 8x8 matrix fall on distinct banks. Shared memory: (16 W + 2 x 64) x
 // (head_dim + 8) halves = 99 KiB for head_dim 256 and 4 warps (two blocks per SM), 132 KiB for 8 warps
@@ -13,7 +13,6 @@
 // head_dim / 8 x 4 floats per thread (128 for head_dim 256). The GQA group's heads read the same KV tiles
 // through L2 (24 query heads, 4 KV heads for the 27B).
 #include <cmath>
-#include <cstdlib>
 
 #include "attention_flash.h"
 #include "common.cuh"
@@ -59,10 +58,6 @@ __device__ __forceinline__ uint32_t pack_h2(float lo, float hi) {
   const __half2 h = __floats2half2_rn(lo, hi);
   return *reinterpret_cast<const uint32_t*>(&h);
 }
-// exp(x - m) for the softmax; a masked score (-inf) gives exactly 0, also when the row has no maximum yet.
-__device__ __forceinline__ float prob(float x, float m) {
-  return x == -INFINITY ? 0.0f : expf(__fsub_rn(x, m));
-}
 // 2^x by the special function unit alone (MUFU.EX2; relative error below 2^-22, subnormal results flushed
 // to 0, 2^-inf = 0). expf wraps the same MUFU.EX2 in range reduction and subnormal handling: with it the
 // PTX of the 256-dim tile loop is 1956 instructions, with this 1203.
@@ -72,11 +67,12 @@ __device__ __forceinline__ float ex2(float x) {
   return y;
 }
 
-// E2 (experiment): the softmax in base 2 on the raw scores, flash-attention 2's form: the row maximum of
-// the unscaled scores, p = 2^(s log2(e) scale - m log2(e) scale) as one FFMA and one MUFU.EX2 a score, no
-// scale multiply and no -inf test per score (a masked score is -inf, and 2^-inf = 0; the maximum is taken as
-// 0 while a row has none, so -inf - -inf never happens).
-template <int D, int W, bool E2>
+// The softmax in base 2 on the raw scores, flash-attention 2's form: the row maximum of the unscaled
+// scores, p = 2^(s log2(e) scale - m log2(e) scale) as one FFMA and one MUFU.EX2 a score, no scale multiply
+// and no -inf test per score (a masked score is -inf, and 2^-inf = 0; the maximum is taken as 0 while a row
+// has none, so -inf - -inf never happens). Against expf on scaled scores: attention phase of a 2048-token
+// 27B prompt 9.95 / 10.09 -> 8.56 / 8.46 ms (H100, 2026-12-06, docs/PERFORMANCE.md).
+template <int D, int W>
 __global__ void __launch_bounds__(32 * W, W == 4 ? 2 : 1)
     attn_flash_kernel(const AttentionArgs a, float scale) {
   using S = FlashSmem<D, W>;
@@ -172,22 +168,17 @@ __global__ void __launch_bounds__(32 * W, W == 4 ? 2 : 1)
         }
       }
 
-      // Scale, mask by position, online softmax. Lane holds positions key0 + 8 nt + {0, 1} of rows a and b.
+      // Mask by position, online softmax. Lane holds positions key0 + 8 nt + {0, 1} of rows a and b.
       // A tile whose every position exists and precedes the warp's first row needs no mask (the masked
       // path would give the same values: every comparison passes).
       const int key0 = j * kKeys + (lane & 3) * 2;
       const bool full = (j + 1) * kKeys <= kv_len && (j + 1) * kKeys - 1 <= pos0 + warp_first_row;
-      const float sc = E2 ? 1.0f : scale;  // E2 keeps the raw scores; scale goes into the exponent
       float tm_a = -INFINITY, tm_b = -INFINITY;
       if (full) {
 #pragma unroll
         for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            if (!E2) {
-              s[nt][e] = __fmul_rn(s[nt][e], sc);
-              s[nt][2 + e] = __fmul_rn(s[nt][2 + e], sc);
-            }
             tm_a = fmaxf(tm_a, s[nt][e]);
             tm_b = fmaxf(tm_b, s[nt][2 + e]);
           }
@@ -198,8 +189,8 @@ __global__ void __launch_bounds__(32 * W, W == 4 ? 2 : 1)
           for (int e = 0; e < 2; ++e) {
             const int key = key0 + nt * 8 + e;
             const bool in = key < kv_len;
-            s[nt][e] = in && key <= pos_a ? (E2 ? s[nt][e] : __fmul_rn(s[nt][e], sc)) : -INFINITY;
-            s[nt][2 + e] = in && key <= pos_b ? (E2 ? s[nt][2 + e] : __fmul_rn(s[nt][2 + e], sc)) : -INFINITY;
+            s[nt][e] = in && key <= pos_a ? s[nt][e] : -INFINITY;
+            s[nt][2 + e] = in && key <= pos_b ? s[nt][2 + e] : -INFINITY;
             tm_a = fmaxf(tm_a, s[nt][e]);
             tm_b = fmaxf(tm_b, s[nt][2 + e]);
           }
@@ -209,36 +200,21 @@ __global__ void __launch_bounds__(32 * W, W == 4 ? 2 : 1)
       tm_b = fmaxf(tm_b, __shfl_xor_sync(kFullMask, tm_b, 1));
       tm_b = fmaxf(tm_b, __shfl_xor_sync(kFullMask, tm_b, 2));
       const float nm_a = fmaxf(m_a, tm_a), nm_b = fmaxf(m_b, tm_b);
-      float c_a, c_b, sum_a = 0.0f, sum_b = 0.0f;
-      if (E2) {
-        const float sl2 = __fmul_rn(scale, 1.4426950408889634f);  // scale log2(e)
-        const float ms_a = nm_a == -INFINITY ? 0.0f : __fmul_rn(nm_a, sl2);
-        const float ms_b = nm_b == -INFINITY ? 0.0f : __fmul_rn(nm_b, sl2);
-        // Exactly 1 when the maximum stays (so the O rescale below can be skipped), 0 on the first tile.
-        c_a = nm_a == m_a ? 1.0f : ex2(__fsub_rn(__fmul_rn(m_a, sl2), ms_a));
-        c_b = nm_b == m_b ? 1.0f : ex2(__fsub_rn(__fmul_rn(m_b, sl2), ms_b));
+      float sum_a = 0.0f, sum_b = 0.0f;
+      const float sl2 = __fmul_rn(scale, 1.4426950408889634f);  // scale log2(e)
+      const float ms_a = nm_a == -INFINITY ? 0.0f : __fmul_rn(nm_a, sl2);
+      const float ms_b = nm_b == -INFINITY ? 0.0f : __fmul_rn(nm_b, sl2);
+      // Exactly 1 when the maximum stays (so the O rescale below can be skipped), 0 on the first tile.
+      const float c_a = nm_a == m_a ? 1.0f : ex2(__fsub_rn(__fmul_rn(m_a, sl2), ms_a));
+      const float c_b = nm_b == m_b ? 1.0f : ex2(__fsub_rn(__fmul_rn(m_b, sl2), ms_b));
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt) {
-          const float p0 = ex2(__fmaf_rn(s[nt][0], sl2, -ms_a)), p1 = ex2(__fmaf_rn(s[nt][1], sl2, -ms_a));
-          const float p2 = ex2(__fmaf_rn(s[nt][2], sl2, -ms_b)), p3 = ex2(__fmaf_rn(s[nt][3], sl2, -ms_b));
-          sum_a = __fadd_rn(__fadd_rn(sum_a, p0), p1);
-          sum_b = __fadd_rn(__fadd_rn(sum_b, p2), p3);
-          pa[nt / 2][(nt & 1) * 2] = pack_h2(p0, p1);
-          pa[nt / 2][(nt & 1) * 2 + 1] = pack_h2(p2, p3);
-        }
-      } else {
-        // Rescale of the old sums: exactly 1 when the maximum stays (a tile past the row), 0 on the first tile.
-        c_a = nm_a == -INFINITY ? 1.0f : expf(__fsub_rn(m_a, nm_a));
-        c_b = nm_b == -INFINITY ? 1.0f : expf(__fsub_rn(m_b, nm_b));
-#pragma unroll
-        for (int nt = 0; nt < 8; ++nt) {
-          const float p0 = prob(s[nt][0], nm_a), p1 = prob(s[nt][1], nm_a);
-          const float p2 = prob(s[nt][2], nm_b), p3 = prob(s[nt][3], nm_b);
-          sum_a = __fadd_rn(__fadd_rn(sum_a, p0), p1);
-          sum_b = __fadd_rn(__fadd_rn(sum_b, p2), p3);
-          pa[nt / 2][(nt & 1) * 2] = pack_h2(p0, p1);
-          pa[nt / 2][(nt & 1) * 2 + 1] = pack_h2(p2, p3);
-        }
+      for (int nt = 0; nt < 8; ++nt) {
+        const float p0 = ex2(__fmaf_rn(s[nt][0], sl2, -ms_a)), p1 = ex2(__fmaf_rn(s[nt][1], sl2, -ms_a));
+        const float p2 = ex2(__fmaf_rn(s[nt][2], sl2, -ms_b)), p3 = ex2(__fmaf_rn(s[nt][3], sl2, -ms_b));
+        sum_a = __fadd_rn(__fadd_rn(sum_a, p0), p1);
+        sum_b = __fadd_rn(__fadd_rn(sum_b, p2), p3);
+        pa[nt / 2][(nt & 1) * 2] = pack_h2(p0, p1);
+        pa[nt / 2][(nt & 1) * 2 + 1] = pack_h2(p2, p3);
       }
       m_a = nm_a;
       m_b = nm_b;
@@ -327,26 +303,14 @@ __global__ void __launch_bounds__(32 * W, W == 4 ? 2 : 1)
   }
 }
 
-template <int D, int W, bool E2>
-cudaError_t launch_flash_e(const AttentionArgs& a, float scale, cudaStream_t stream) {
-  const size_t smem = FlashSmem<D, W>::kBytes;
-  const cudaError_t e = cudaFuncSetAttribute(
-      attn_flash_kernel<D, W, E2>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-  if (e != cudaSuccess) return e;
-  const dim3 grid((a.m + FlashSmem<D, W>::kRows - 1) / FlashSmem<D, W>::kRows, a.n_head);
-  return launch_kernel(attn_flash_kernel<D, W, E2>, grid, dim3(32 * W), smem, stream, a.pdl, a, scale);
-}
-// EXPERIMENT: the base-2 softmax unless QC_ATTN_EXP2=0 (read once).
-bool attn_exp2() {
-  static const bool on = [] {
-    const char* v = std::getenv("QC_ATTN_EXP2");
-    return v == nullptr || v[0] != '0';
-  }();
-  return on;
-}
 template <int D, int W>
 cudaError_t launch_flash(const AttentionArgs& a, float scale, cudaStream_t stream) {
-  return attn_exp2() ? launch_flash_e<D, W, true>(a, scale, stream) : launch_flash_e<D, W, false>(a, scale, stream);
+  const size_t smem = FlashSmem<D, W>::kBytes;
+  const cudaError_t e = cudaFuncSetAttribute(attn_flash_kernel<D, W>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(smem));
+  if (e != cudaSuccess) return e;
+  const dim3 grid((a.m + FlashSmem<D, W>::kRows - 1) / FlashSmem<D, W>::kRows, a.n_head);
+  return launch_kernel(attn_flash_kernel<D, W>, grid, dim3(32 * W), smem, stream, a.pdl, a, scale);
 }
 
 }  // namespace
