@@ -84,6 +84,7 @@ GdnChunkBufs chunk_bufs(const GdnArgs& a, const Scratch& s) {
   b.qw = b.w + head * a.head_k_dim;
   b.ou = b.qw + head * a.head_k_dim;
   b.g = b.ou + head * a.head_v_dim;
+  b.g_lo = b.g + head;
   return b;
 }
 
