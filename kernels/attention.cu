@@ -298,7 +298,8 @@ GpuStatus check_and_prep(const AttentionArgs& a, const char* who, int max_m, cud
   QC_GPU_REQUIRE(
       a.ld_q >= 2 * a.n_head * a.head_dim && a.ld_k >= a.n_kv * a.head_dim && a.ld_v >= a.n_kv * a.head_dim,
       w + ": ld_q >= 2*n_head*head_dim and ld_k, ld_v >= n_kv*head_dim required");
-  QC_GPU_REQUIRE(a.out || a.out_q.hi, w + ": no output requested");
+  // out16 is written by the prompt path only; attention_decode requires out or out_q itself.
+  QC_GPU_REQUIRE(a.out || a.out_q.hi || a.out16, w + ": no output requested");
   QC_GPU_REQUIRE(!a.out || a.ld_out >= a.n_head * a.head_dim, w + ": ld_out must be >= n_head*head_dim");
   QC_GPU_REQUIRE(!a.out_q.hi || (a.out_q.scale && a.out_q.ld >= a.n_head * a.head_dim &&
                                  a.out_q.ld_scale >= a.n_head * a.head_dim / kQBlock),
@@ -357,6 +358,8 @@ GpuStatus attention_decode(const AttentionArgs& in, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.ctx_hint >= a.m && a.ctx_hint <= a.max_ctx,
                  "attention_decode: ctx_hint must be in [M, max_ctx=" + std::to_string(a.max_ctx) +
                      "], got " + std::to_string(a.ctx_hint));
+  QC_GPU_REQUIRE(a.out || a.out_q.hi, "attention_decode: an output (out or out_q) is required; out16 is the "
+                                      "prompt path's (attention_prefill)");
   if (a.split_len < 0) a.split_len = 0;
   const int n_splits = attention_grid_splits(a.ctx_hint, a.split_len, a.n_kv, device_sm_count());
   QC_GPU_TRY(check_and_prep(a, "attention_decode", kMaxTokens, stream));
@@ -367,7 +370,13 @@ GpuStatus attention_prefill(const AttentionArgs& in, cudaStream_t stream) {
   AttentionArgs a = in;
   QC_GPU_REQUIRE(a.max_ctx >= 1,
                  "attention_prefill: max_ctx must be positive, got " + std::to_string(a.max_ctx));
-  QC_GPU_REQUIRE(a.out, "attention_prefill: the f32 output (out) is required");
+  QC_GPU_REQUIRE(a.out || a.out16, "attention_prefill: an output (out or out16) is required");
+  QC_GPU_REQUIRE(!a.out_q.hi || a.out, "attention_prefill: the quantised output (out_q) needs out");
+  QC_GPU_REQUIRE(
+      !a.out16 || (a.ld_out16 >= a.n_head * a.head_dim && a.ld_out16 % 2 == 0 &&
+                   reinterpret_cast<uintptr_t>(a.out16) % 4 == 0 && a.shift16 >= -24 && a.shift16 <= 24),
+      "attention_prefill: out16 needs 4-byte alignment, an even ld_out16 >= n_head*head_dim and shift16 in "
+      "[-24, 24]");
   // Before the prep kernel, so that a bad block height writes no cache entry.
   QC_GPU_REQUIRE(
       a.flash_rows == 0 || a.flash_rows == 64 || a.flash_rows == 128,

@@ -54,6 +54,11 @@ struct AttentionArgs {
   float* out = nullptr;        // optional [M][ld_out], n_head * head_dim wide
   int ld_out = 0;
   QActOut out_q{};  // optional quantised out
+  // attention_prefill only, optional: [M][ld_out16] f16(out * 2^-shift16) saturated, gemm_f16.h
+  // rows_to_f16's bits: the f16 prompt path's out-projection input, without f32 rows.
+  uint16_t* out16 = nullptr;
+  int ld_out16 = 0;
+  int shift16 = 0;
   // attention_prefill: query rows per block of the flash kernel, 64 or 128; 0 = kFlashRowsDefault
   // (attention_flash.h). Either gives the same bits.
   int flash_rows = 0;
@@ -81,10 +86,10 @@ GpuStatus attention_decode(const AttentionArgs& args, cudaStream_t stream);
 // The prompt path's attention: M = 1 .. kMaxRows rows at positions *d_pos + m against positions 0 .. the
 // row's own: the prep kernel above, then attention_flash.h (f16 tensor cores, 64 rows per block over
 // 64-position tiles: every key is read once per 64 rows, not once per row), then the optional quantised
-// output (quantize_act). split_len, ctx_hint and partials are not used; `out` (f32) is required. A row's
-// bits depend on its position only, so a prompt gives the same bits in any chunking; they are not
-// attention_decode's (which keeps q and the probabilities in f32). Scratch: q_scratch
-// attention_q_scratch_floats(n_head, head_dim, M).
+// output (quantize_act). split_len, ctx_hint and partials are not used; `out` (f32) or `out16` is required
+// (out_q needs out). A row's bits depend on its position only, so a prompt gives the same bits in any
+// chunking; they are not attention_decode's (which keeps q and the probabilities in f32). Scratch:
+// q_scratch attention_q_scratch_floats(n_head, head_dim, M).
 GpuStatus attention_prefill(const AttentionArgs& args, cudaStream_t stream);
 
 // Store M rows of k and v (already normalised and rotated) at positions *d_pos + m. Used where k/v come

@@ -29,8 +29,8 @@ namespace qc::gpu {
 inline constexpr int kFlashRowsDefault = 64;
 
 // Inputs as attention.h AttentionArgs after attn_prep: q_scratch holds the rotated queries
-// [M][n_head][head_dim] f32, the cache holds positions 0 .. *d_pos + M - 1. Writes a.out (f32, required)
-// gated by sigmoid(gate). Arguments are checked by the caller (attention_prefill).
+// [M][n_head][head_dim] f32, the cache holds positions 0 .. *d_pos + M - 1. Writes a.out (f32) and/or
+// a.out16 (rows_to_f16's rounding of the same values) gated by sigmoid(gate). Arguments are checked by the caller (attention_prefill).
 GpuStatus attention_flash_rows(const AttentionArgs& a, cudaStream_t stream);
 
 }  // namespace qc::gpu

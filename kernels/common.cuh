@@ -100,8 +100,11 @@ __device__ __forceinline__ float block_max(float v, float* scratch) {
 __device__ __forceinline__ float silu(float x) {
   return __fdiv_rn(x, __fadd_rn(1.0f, expf(-x)));
 }
+// 1 / (1 + e^-x) correctly rounded: __frcp_rn gives the bits of __fdiv_rn(1.0f, y) (both round the exact
+// quotient to nearest) without the division's range check and slow-path call (attn_flash_kernel's epilogue
+// has head_dim / 4 of these a thread).
 __device__ __forceinline__ float sigmoid(float x) {
-  return __fdiv_rn(1.0f, __fadd_rn(1.0f, expf(-x)));
+  return __frcp_rn(__fadd_rn(1.0f, expf(-x)));
 }
 // softplus(x) = log(1 + exp(x)), linear above 20 like torch.nn.functional.softplus (threshold 20).
 __device__ __forceinline__ float softplus(float x) {

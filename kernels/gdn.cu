@@ -162,6 +162,7 @@ GpuStatus gdn_step(const GdnArgs& a, cudaStream_t stream) {
             a.ld_state_per_token >= static_cast<size_t>(a.n_v_heads) * a.head_k_dim * a.head_v_dim)),
       "gdn_step: state_per_token needs n_state_per_token >= 0 and ld_state_per_token 0 or >= Nv*dk*dv");
   QC_GPU_REQUIRE(a.out || a.out_q.hi, "gdn_step: no output requested");
+  QC_GPU_REQUIRE(!a.out16, "gdn_step: out16 is gdn_prefill's output only (must be null)");
   QC_GPU_REQUIRE(!a.out || a.ld_out >= inner, "gdn_step: ld_out must be >= Nv*dv=" + std::to_string(inner));
   QC_GPU_REQUIRE(!a.out_q.hi || (a.out_q.scale && a.out_q.ld >= inner && a.out_q.ld_scale >= inner / kQBlock),
                  "gdn_step: out_q needs scale, ld >= Nv*dv and ld_scale >= Nv*dv/32");

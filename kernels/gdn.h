@@ -41,6 +41,7 @@ enum class GdnScan : uint8_t {
   kToken,    // position by position (gdn_prefill.cu)
   kGroup,    // groups of 4 positions on the absolute grid, f32 on CUDA cores (gdn_group.h)
   kChunked,  // chunks of 64 positions on the absolute grid, TF32 tensor cores (gdn_chunk.h)
+  kScaled,   // position by position, the decay as one scale per head and 16-position segment (gdn_scaled.h)
 };
 
 struct GdnArgs {
@@ -78,6 +79,11 @@ struct GdnArgs {
   bool pdl = false;
   // gdn_prefill only: the form of the scan.
   GdnScan scan = GdnScan::kToken;
+  // gdn_prefill only, optional: [M][ld_out16] f16(y * 2^-shift16) saturated, gemm_f16.h rows_to_f16's bits
+  // for y: the f16 prompt path's out-projection input, without writing and re-reading f32 rows.
+  uint16_t* out16 = nullptr;
+  int ld_out16 = 0;
+  int shift16 = 0;
 
   int conv_dim() const { return 2 * n_k_heads * head_k_dim + n_v_heads * head_v_dim; }
 };

@@ -28,7 +28,8 @@ struct PrepSmem {
   float t[kC][kTS];     // T = (I + A)^-1 (lower, unit diagonal)
   float p[kC][kTS];     // P (lower)
   float x[kC][kXS];     // a 64 x 32 tile: W or U (B operand of the next product); R of the block solve
-  float g[kC];          // G: cumulative log decay
+  float g[kC];          // G: cumulative log decay, hi part (gdn_chunk.h)
+  float g_lo[kC];       // its lo part
   float beta[kC];
   float bg[kC];  // beta * exp(G)
   float v[1];    // [kC][dv + 4] v rows (run-time dv; the struct is allocated with prep_smem_bytes)
@@ -41,6 +42,11 @@ size_t prep_smem_bytes(int dv) {
 
 __device__ __forceinline__ bool in_call(int r, int m) {
   return r >= 0 && r < m;
+}
+
+// G_t - G_s from hi + lo parts (gdn_chunk.h): the hi difference is exact when the two are within a factor 2.
+__device__ __forceinline__ float g_diff(float hi_t, float lo_t, float hi_s, float lo_s) {
+  return __fadd_rn(__fsub_rn(hi_t, hi_s), __fsub_rn(lo_t, lo_s));
 }
 
 // acc[nt] += L[band rows][s] * B(s, nt) for a 16-row band (A-fragment rows row_a, row_a + 8) and the four
@@ -98,7 +104,7 @@ __global__ void __launch_bounds__(kThreads, 1) gdn_chunk_prep_kernel(const GdnAr
     const int r = r0 + tid;
     const bool ok = in_call(r, a.m);
     sm.beta[tid] = ok ? b.gate[(static_cast<size_t>(j) * b.mp + r) * 2] : 0.0f;
-    sm.g[tid] = ok ? b.gate[(static_cast<size_t>(j) * b.mp + r) * 2 + 1] : 0.0f;
+    sm.g[tid] = ok ? fmaxf(b.gate[(static_cast<size_t>(j) * b.mp + r) * 2 + 1], kGdnChunkMinLogDecay) : 0.0f;
   }
   for (int e = tid; e < kC * kTS; e += kThreads) {
     (&sm.a[0][0])[e] = 0.0f;
@@ -106,26 +112,30 @@ __global__ void __launch_bounds__(kThreads, 1) gdn_chunk_prep_kernel(const GdnAr
     (&sm.p[0][0])[e] = 0.0f;
   }
   __syncthreads();
-  // G: inclusive scan, lane l holds positions 2l, 2l+1 (a fixed tree).
+  // G: inclusive scan in double, lane l holds positions 2l, 2l+1 (a fixed tree), split into hi + lo.
   if (warp == 0) {
-    const float x0 = sm.g[2 * lane], x1 = sm.g[2 * lane + 1];
-    float s = __fadd_rn(x0, x1);
+    const double x0 = sm.g[2 * lane], x1 = sm.g[2 * lane + 1];
+    double s = __dadd_rn(x0, x1);
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
-      const float y = __shfl_up_sync(kFullMask, s, o);
-      if (lane >= o) s = __fadd_rn(s, y);
+      const double y = __shfl_up_sync(kFullMask, s, o);
+      if (lane >= o) s = __dadd_rn(s, y);
     }
-    float excl = __shfl_up_sync(kFullMask, s, 1);
-    if (lane == 0) excl = 0.0f;
-    const float g0 = __fadd_rn(excl, x0);
-    sm.g[2 * lane] = g0;
-    sm.g[2 * lane + 1] = __fadd_rn(g0, x1);
+    double excl = __shfl_up_sync(kFullMask, s, 1);
+    if (lane == 0) excl = 0.0;
+    const double g0 = __dadd_rn(excl, x0), g1 = __dadd_rn(g0, x1);
+    const float h0 = __double2float_rn(g0), h1 = __double2float_rn(g1);
+    sm.g[2 * lane] = h0;
+    sm.g_lo[2 * lane] = __double2float_rn(__dsub_rn(g0, h0));
+    sm.g[2 * lane + 1] = h1;
+    sm.g_lo[2 * lane + 1] = __double2float_rn(__dsub_rn(g1, h1));
   }
   cp_async_wait<0>();
   __syncthreads();
   if (tid < kC) {
     sm.bg[tid] = __fmul_rn(sm.beta[tid], expf(sm.g[tid]));
     b.g[slot + tid] = sm.g[tid];
+    b.g_lo[slot + tid] = sm.g_lo[tid];
   }
 
   // 2. K K^T and Q K^T for the lower triangle: warp w, rows [16w, 16w+16), column tiles 0 .. 2w+1.
@@ -154,7 +164,7 @@ __global__ void __launch_bounds__(kThreads, 1) gdn_chunk_prep_kernel(const GdnAr
         for (int e = 0; e < 4; ++e) {
           const int row = row_a + (e >= 2 ? 8 : 0), col = 8 * nt + 2 * t + (e & 1);
           if (col <= row) {
-            const float decay = expf(__fsub_rn(sm.g[row], sm.g[col]));
+            const float decay = expf(g_diff(sm.g[row], sm.g_lo[row], sm.g[col], sm.g_lo[col]));
             if (col < row) sm.a[row][col] = __fmul_rn(__fmul_rn(sm.beta[row], decay), kk[nt][e]);
             sm.p[row][col] = __fmul_rn(decay, qk[nt][e]);
           }
@@ -341,7 +351,7 @@ __global__ void __launch_bounds__(kThreads, 1) gdn_chunk_scan_kernel(const GdnAr
     if (ci + 1 < nc) load_wq(ci + 1, st ^ 1);  // stage st^1 was last read in chunk ci-1's step 2
     cp_async_commit();
     // Registers for after step 2 (loads in flight during it): U and Ou of this warp's rows, the gates.
-    float u[4][4], ou[4][4], gs[8][2];
+    float u[4][4], ou[4][4], gs[8][2], gl[8][2];
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
@@ -356,8 +366,10 @@ __global__ void __launch_bounds__(kThreads, 1) gdn_chunk_scan_kernel(const GdnAr
     for (int ks = 0; ks < 8; ++ks) {
       gs[ks][0] = b.g[slot + 8 * ks + t];
       gs[ks][1] = b.g[slot + 8 * ks + t + 4];
+      gl[ks][0] = b.g_lo[slot + 8 * ks + t];
+      gl[ks][1] = b.g_lo[slot + 8 * ks + t + 4];
     }
-    const float g_last = b.g[slot + kC - 1];
+    const float g_last = b.g[slot + kC - 1], g_last_lo = b.g_lo[slot + kC - 1];
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -412,7 +424,8 @@ __global__ void __launch_bounds__(kThreads, 1) gdn_chunk_scan_kernel(const GdnAr
 #pragma unroll
       for (int ks = 0; ks < kC / 8; ++ks) {
         const int s = 8 * ks + t;
-        const float ea = expf(__fsub_rn(g_last, gs[ks][0])), eb = expf(__fsub_rn(g_last, gs[ks][1]));
+        const float ea = expf(g_diff(g_last, g_last_lo, gs[ks][0], gl[ks][0]));
+        const float eb = expf(g_diff(g_last, g_last_lo, gs[ks][1], gl[ks][1]));
         float bd[4][2];
 #pragma unroll
         for (int nt = 0; nt < 4; ++nt) {
@@ -467,7 +480,7 @@ GpuStatus launch(const GdnArgs& a, const GdnChunkBufs& b, cudaStream_t stream) {
 
 size_t gdn_chunk_floats(const GdnArgs& a) {
   const size_t rows = static_cast<size_t>(gdn_chunk_slots(a.m > 0 ? a.m : 0)) * kC;
-  return rows * a.n_v_heads * (2 * static_cast<size_t>(a.head_k_dim) + a.head_v_dim + 1);
+  return rows * a.n_v_heads * (2 * static_cast<size_t>(a.head_k_dim) + a.head_v_dim + 2);
 }
 
 GpuStatus gdn_chunk_scan(const GdnArgs& a, const GdnChunkBufs& b, cudaStream_t stream) {

@@ -38,6 +38,20 @@
 namespace qc::gpu {
 
 inline constexpr int kGdnChunk = kGdnChunkPositions;
+// G in two floats, hi + lo (a double-precision prefix sum split). The form above takes exp(G_t - G_s) for
+// positions of one chunk; with G in one f32 that difference carries G's rounding, ~|G| 2^-24 absolute, and
+// exp of it the same relative error: with a decay of e^-30 .. e^-1200 every fifth position
+// (tests/gpu/test_gdn_prefill.cpp, StrongDecaysMatchCpuDouble) G reached thousands and the outputs 1.6e-3
+// of their rms from the exact recurrence, the state 1.2e-3 with a floor of -20 on each log decay (H100,
+// 2026-12-06). With hi + lo the difference (hi_t - hi_s) + (lo_t - lo_s) is exact in its first part
+// whenever the two are within a factor 2 (Sterbenz), so its error is ~|G_t - G_s| 2^-24, not |G| 2^-24:
+// where exp(G_t - G_s) is not negligible (|G_t - G_s| < ~20) below 1.2e-6 relative. Costs one more float
+// a position in the scratch. tests/unit/test_gdn_chunk_math.cpp mirrors it.
+//
+// The lowest log decay a position keeps. A decay below e^-200 is 0 in f32 wherever it enters (exp of
+// anything below -104 underflows), so the floor changes no result the f32 token scan could tell apart; it
+// keeps G finite (a log decay of -inf would make hi_t - hi_s NaN).
+inline constexpr float kGdnChunkMinLogDecay = -200.0f;
 
 // Chunk slots a call of m rows needs whatever its start: the first chunk may begin up to 63 rows early.
 inline int gdn_chunk_slots(int m) {
@@ -54,11 +68,12 @@ struct GdnChunkBufs {
   float* w = nullptr;   // [Nv][R][dk]
   float* qw = nullptr;  // [Nv][R][dk]
   float* ou = nullptr;  // [Nv][R][dv]
-  float* g = nullptr;   // [Nv][R] cumulative log decay within the chunk
+  float* g = nullptr;   // [Nv][R] cumulative log decay within the chunk: hi part (G above)
+  float* g_lo = nullptr;  // [Nv][R] its lo part
   int rows = 0;         // R
 };
 
-// Floats of w, qw, ou and g for these arguments.
+// Floats of w, qw, ou, g and g_lo for these arguments.
 size_t gdn_chunk_floats(const GdnArgs& a);
 
 // Runs prep and scan: reads qk, vo (v), gate and a.state; leaves the raw o in vo and the final state in

@@ -8,6 +8,7 @@
 #include "gdn_chunk.h"
 #include "gdn_group.h"
 #include "gdn_prefill.h"
+#include "gdn_scaled.h"
 #include "gdn_scan_tile.cuh"
 
 namespace qc::gpu {
@@ -20,6 +21,7 @@ constexpr int kRingThreads = 256;
 constexpr int kScanCols = 1;      // columns per thread (gdn_scan_tile.cuh scan_cols counts one)
 static_assert(kScanCols == 1, "launch_column_scan's grid (scan_cols) assumes one column a thread");
 constexpr int kTile = kScanTile;  // positions staged per shared-memory tile (gdn_scan_tile.cuh)
+static_assert(kTile == kGdnScaledPositions, "the scaled scan's tiles are the token scan's");
 
 int round_up(int x, int m) {
   return (x + m - 1) / m * m;
@@ -55,6 +57,15 @@ GdnGroupBufs group_bufs(const Scratch& s) {
   return b;
 }
 
+GdnScaledBufs scaled_bufs(const Scratch& s) {
+  GdnScaledBufs b;
+  b.qk = s.qk;
+  b.vo = s.vo;
+  b.gate = s.gate;
+  b.mp = s.mp;
+  return b;
+}
+
 // Floats after the gate rows: the chunked or grouped scan's own buffers.
 size_t extra_floats(const GdnArgs& a, int mp) {
   if (a.scan == GdnScan::kChunked) return gdn_chunk_floats(a);
@@ -74,6 +85,7 @@ GdnChunkBufs chunk_bufs(const GdnArgs& a, const Scratch& s) {
   b.qw = b.w + head * a.head_k_dim;
   b.ou = b.qw + head * a.head_k_dim;
   b.g = b.ou + head * a.head_v_dim;
+  b.g_lo = b.g + head;
   return b;
 }
 
@@ -370,6 +382,7 @@ __global__ void __launch_bounds__(kNormThreads) gdn_prefill_norm_kernel(const Gd
   oss = warp_sum(oss);
   const float inv =
       __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(oss, static_cast<float>(dv)), a.norm_eps)));
+  const float scale16 = ldexpf(1.0f, -a.shift16);  // a power of two: exact
 #pragma unroll
   for (int r = 0; r < kMaxDv / 32; ++r) {
     if (r < nr) {  // warp-uniform
@@ -377,6 +390,8 @@ __global__ void __launch_bounds__(kNormThreads) gdn_prefill_norm_kernel(const Gd
       const float gate = silu(a.z[static_cast<size_t>(t) * a.ld_z + col]);
       const float y = __fmul_rn(__fmul_rn(__fmul_rn(o[r], inv), a.norm_w[v]), gate);
       if (a.out) a.out[static_cast<size_t>(t) * a.ld_out + col] = y;
+      if (a.out16)
+        a.out16[static_cast<size_t>(t) * a.ld_out16 + col] = f2h(saturate_f16(__fmul_rn(y, scale16)));
       if (a.out_q.hi) {
         const int wcol = j * dv + 32 * r;
         const size_t row = static_cast<size_t>(t) * a.out_q.ld;
@@ -422,7 +437,10 @@ GpuStatus gdn_prefill(const GdnArgs& a, float* scratch, cudaStream_t stream) {
       a.ld_qkv >= a.conv_dim() && a.ld_z >= inner && a.ld_beta >= a.n_v_heads && a.ld_alpha >= a.n_v_heads,
       "gdn_prefill: ld_qkv >= conv_dim (" + std::to_string(a.conv_dim()) +
           "), ld_z >= Nv*dv, ld_beta/alpha >= Nv required");
-  QC_GPU_REQUIRE(a.out || a.out_q.hi, "gdn_prefill: no output requested");
+  QC_GPU_REQUIRE(a.out || a.out_q.hi || a.out16, "gdn_prefill: no output requested");
+  QC_GPU_REQUIRE(
+      !a.out16 || (a.ld_out16 >= inner && a.shift16 >= -24 && a.shift16 <= 24),
+      "gdn_prefill: out16 needs ld_out16 >= Nv*dv=" + std::to_string(inner) + " and shift16 in [-24, 24]");
   QC_GPU_REQUIRE(!a.out || a.ld_out >= inner,
                  "gdn_prefill: ld_out must be >= Nv*dv=" + std::to_string(inner));
   QC_GPU_REQUIRE(!a.out_q.hi || (a.out_q.scale && a.out_q.ld >= inner && a.out_q.ld_scale >= inner / kQBlock),
@@ -450,6 +468,9 @@ GpuStatus gdn_prefill(const GdnArgs& a, float* scratch, cudaStream_t stream) {
     if (!scan.ok()) return scan;
   } else if (a.scan == GdnScan::kGroup) {
     const GpuStatus scan = gdn_group_scan(a, group_bufs(s), stream);
+    if (!scan.ok()) return scan;
+  } else if (a.scan == GdnScan::kScaled) {
+    const GpuStatus scan = gdn_scaled_scan(a, scaled_bufs(s), stream);
     if (!scan.ok()) return scan;
   } else {
     e = launch_column_scan(gdn_prefill_scan_kernel<128>, gdn_prefill_scan_kernel<64>, a, s, stream);

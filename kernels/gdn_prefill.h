@@ -16,8 +16,8 @@
 //             per token). Tiles of 16 tokens' q, k, v, beta, decay are staged in shared memory with
 //             cp.async, double buffered. The raw o overwrites v in scratch (each block reads and writes
 //             only its own columns, and only rows of tiles it has already loaded).
-//   4. norm   one warp per (token, value head): y = rmsnorm(o_head) * norm_w * silu(z) -> a.out and/or
-//             a.out_q (format h or hl, like gdn_step).
+//   4. norm   one warp per (token, value head): y = rmsnorm(o_head) * norm_w * silu(z) -> any of a.out,
+//             a.out_q (format h or hl, like gdn_step) and a.out16 (the f16 prompt path's GEMM input).
 //
 // Chunk invariance: every per-token value is a function of that token's inputs, the conv inputs of the
 // previous conv_kernel - 1 positions (bit copies, wherever they come from) and the carried state only, with
@@ -29,6 +29,12 @@
 // and one shuffle chain per group instead of one per position), after a coefficient kernel (one warp per
 // key head and 4 positions: the group's Gram entries and decay products). A prompt keeps its bits across
 // calls that start on the grid of 4 (Backend::prefill_grid); elsewhere the values agree within the rounding.
+//
+// With GdnScan::kScaled the scan is gdn_scaled.h's: the token scan's layout with the decay kept as one scale
+// per value head and segment of at most 16 positions (3 touches of each state element a position instead of
+// 4) and o reduced across a column's lanes once per tile. Segments end with the tiles, so a prompt keeps its
+// bits across calls that start on the grid of 16 (Backend::prefill_grid); elsewhere the values agree within
+// the rounding.
 //
 // With GdnScan::kChunked the scan is gdn_chunk.h's (opt-in, slower: docs/PERFORMANCE.md 2026-12-06
 // third session): the delta rule over chunks of kGdnChunkPositions on TF32 tensor cores, a prep
@@ -72,9 +78,21 @@ inline constexpr int kGdnPrefillMaxRows = 2048;
 // The chunk of the chunked scan (GdnScan::kChunked) and the group of the grouped one (kGroup), in positions.
 inline constexpr int kGdnChunkPositions = 64;
 inline constexpr int kGdnGroupPositions = 4;
+// The segment of the scaled scan (kScaled): its tile, in positions.
+inline constexpr int kGdnScaledPositions = 16;
 // The grid (absolute positions) a scan's bits hold across calls on (Backend::prefill_grid); 1 = any.
 constexpr int gdn_prefill_grid(GdnScan scan) {
-  return scan == GdnScan::kChunked ? kGdnChunkPositions : scan == GdnScan::kGroup ? kGdnGroupPositions : 1;
+  switch (scan) {
+    case GdnScan::kChunked:
+      return kGdnChunkPositions;
+    case GdnScan::kGroup:
+      return kGdnGroupPositions;
+    case GdnScan::kScaled:
+      return kGdnScaledPositions;
+    case GdnScan::kToken:
+      break;
+  }
+  return 1;
 }
 
 // Floats of scratch gdn_prefill needs for these arguments (a function of m and the shape only).

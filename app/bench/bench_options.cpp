@@ -28,8 +28,8 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
     {"attention-rows", true, "query rows per block of the prompt path's attention kernel: 64 or 128 (default: "
      "the engine's)"},
     {"gdn-scan", true,
-     "the prompt path's GDN scan: token, group (4 positions a step) or chunked (64 on "
-     "tensor cores) (default: the engine's; kernels/gdn_prefill.h)"},
+     "the prompt path's GDN scan: token, group (4 positions a step), chunked (64 on "
+     "tensor cores) or scaled (the decay as a scale per head) (default: the engine's; kernels/gdn_prefill.h)"},
     {"memory-limit", true, "GiB of device memory to plan the load against (simulates a smaller card)"},
     {"weights", true,
      "the preset's weights as llama-quantize would write the file: q8_0 (default), f32, q4_0, q5_0, q4_k_s, "
@@ -116,7 +116,8 @@ Result<Options> parse_bench_options(int argc, char** argv, bool* help) {
     QC_ASSIGN(o.gdn_scan, choice<qc::gpu::GdnScan>("gdn-scan", *g,
                                                    {{"token", qc::gpu::GdnScan::kToken},
                                                     {"group", qc::gpu::GdnScan::kGroup},
-                                                    {"chunked", qc::gpu::GdnScan::kChunked}}));
+                                                    {"chunked", qc::gpu::GdnScan::kChunked},
+                                                    {"scaled", qc::gpu::GdnScan::kScaled}}));
   }
   if (const auto g = a.get("prefill-gemm")) {
     QC_ASSIGN(o.prefill_gemm, choice<PrefillGemm>("prefill-gemm", *g,

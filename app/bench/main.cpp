@@ -5,7 +5,7 @@
 //                  [--contexts 0,4096,32768] [--tokens 32] [--budget 200] [--quick]
 //                  [--prefill 512,2048,8192] [--reuse 8000,100] [--only-prefill]
 //                  [--prefill-gemm auto|f16|int8] [--prefill-weights auto|resident|per-chunk] [--prefill-rows 2048]
-//                  [--gdn-scan token|group|chunked] [--attention-rows 64|128]
+//                  [--gdn-scan token|group|chunked|scaled] [--attention-rows 64|128]
 //
 // 1. Ceilings: read-only stream and device-to-device copy (kernels/bench/bench_util.cuh).
 // 2. The model: a preset's real shapes with Q8_0 weights generated in GPU memory (random_weights.h), or a
@@ -78,6 +78,8 @@ const char* gdn_scan_name(qc::gpu::GdnScan s) {
       return "group";
     case qc::gpu::GdnScan::kChunked:
       return "chunked";
+    case qc::gpu::GdnScan::kScaled:
+      return "scaled";
   }
   return "?";
 }

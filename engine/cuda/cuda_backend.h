@@ -74,11 +74,13 @@ struct CudaBackendOptions {
   int prefill_rows = 2048;
   PrefillGemm prefill_gemm = PrefillGemm::kAuto;
   PrefillWeights prefill_weights = PrefillWeights::kAuto;
-  // The form of the prompt path's Gated DeltaNet scan (kernels/gdn_prefill.h): token by token, in groups of
-  // 4 positions (gdn_group.h) or in chunks of 64 on TF32 tensor cores (gdn_chunk.h, slower: docs/
-  // PERFORMANCE.md, 2026-12-06 third session). A prompt keeps its bits across calls starting on the form's
-  // grid (prefill_grid(): 1, 4, 64).
-  gpu::GdnScan gdn_scan = gpu::GdnScan::kToken;
+  // The form of the prompt path's Gated DeltaNet scan (kernels/gdn_prefill.h): token by token with the
+  // decay as one scale per head (gdn_scaled.h, the default: the GDN phase of a 2048-token 27B prompt 45.95 /
+  // 46.48 -> 44.07 / 43.74 ms against the token scan, H100 2026-12-06, docs/PERFORMANCE.md "eighth
+  // session"), token by token, in groups of 4 positions (gdn_group.h) or in chunks of 64 on TF32 tensor
+  // cores (gdn_chunk.h, slower: docs/PERFORMANCE.md, 2026-12-06 third session). A prompt keeps its bits
+  // across calls starting on the form's grid (prefill_grid(): 16, 1, 4, 64 in that order).
+  gpu::GdnScan gdn_scan = gpu::GdnScan::kScaled;
   // Query rows per block of the prompt path's attention kernel (AttentionArgs::flash_rows): 64 or 128;
   // 0 = the measured default (kernels/attention_flash.h kFlashRowsDefault). The same bits either way.
   int attention_rows = 0;

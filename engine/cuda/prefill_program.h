@@ -125,7 +125,7 @@ class PrefillProgram {
   Status norm_for(const Site& site, const float* x, int ld_x, const float* w, int n, const QBuf& out, bool quantise,
                   int f16_shift, cudaStream_t s, bool* x16) const;
   // f16_shift: the power of two the f16 path scales the inputs by (gemm_f16.h), per kind of input.
-  // x16_ready: pb.x16 holds the site's f16 inputs already (the SwiGLU kernel wrote them).
+  // x16_ready: pb.x16 holds the site's f16 inputs already (the norm, gated norm or SwiGLU kernel wrote them).
   Status project(const char* label, const Site& site, const QBuf& in, int n, float* y, int ld_y,
                  const float* residual, int f16_shift, cudaStream_t s, bool x16_ready = false) const;
   Status project_site(const char* label, const Site& site, const QBuf& in, int n, float* y, int ld_y,
@@ -133,10 +133,12 @@ class PrefillProgram {
   Status project_f16(const char* label, const Linear& lin, int n, float* y, int ld_y, const float* residual,
                      int f16_shift, cudaStream_t s) const;
   gpu::QActOut words(const QBuf& b) const;  // b's int8 words for the int8 path, none for the f16 path
-  Status gdn(const DevLayer& L, const int* d_pos, int n, cudaStream_t s) const;
-  // Attention of rows [0, n) of the projections; output f32 (+ quantised when out_q).
+  // The GDN layer's mixer; out16: its output as the f16 out projection's input (pb.x16) instead of f32 rows.
+  Status gdn(const DevLayer& L, const int* d_pos, int n, bool out16, cudaStream_t s) const;
+  // Attention of rows [0, n) of the projections; output f32 (+ quantised when out_q) and/or, with out16, the
+  // f16 out projection's input (pb.x16).
   Status attention(const DevLayer& L, const int* d_pos, int n, float* out, int ld_out, const QBuf* out_q,
-                   cudaStream_t s) const;
+                   bool out16, cudaStream_t s) const;
   Status mtp_entries(const PrefillChunk& chunk, cudaStream_t s) const;
   Status mtp_batch(int r0, int k, cudaStream_t s) const;  // hidden rows r0..r0+k-1
 

@@ -3,9 +3,11 @@
 // with the fixed-order merge, the output gate, the quantised output; GQA groups 1..8, several positions
 // and split lengths; determinism; the prompt path's row bits independent of the chunking.
 #include <algorithm>
+#include <optional>
 
 #include "attention.h"
 #include "cpu_ref.h"
+#include "gemm_f16.h"
 #include "gpu_test_util.h"
 
 namespace qc::gpu::test {
@@ -20,6 +22,8 @@ struct AttnRun {
   std::vector<uint16_t> k_cache, v_cache;
   std::vector<int8_t> q_hi;
   std::vector<float> q_scale;
+  // With a shift16 (prefill): AttentionArgs::out16 [M][width], and rows_to_f16 of out (what it must be).
+  std::vector<uint16_t> out16, out16_want;
 };
 
 struct AttnInputs {
@@ -58,7 +62,8 @@ int sm_count() {
 
 // `status`: where a failed call's status goes (the run is then empty); null: a failure is a test failure.
 AttnRun run_attention(const AttnCase& c, const AttnInputs& in, bool pdl = false, bool prefill = false,
-                      int flash_rows = 0, GpuStatus* status = nullptr) {
+                      int flash_rows = 0, GpuStatus* status = nullptr,
+                      std::optional<int> shift16 = std::nullopt) {
   DevBuf<float> q(in.q_gate), k(in.k), v(in.v), qn(in.q_norm), kn(in.k_norm);
   DevBuf<uint16_t> kc(in.k_cache), vc(in.v_cache);
   DevBuf<int> pos(std::vector<int>{c.pos});
@@ -103,12 +108,33 @@ AttnRun run_attention(const AttnCase& c, const AttnInputs& in, bool pdl = false,
   a.out_q = QActOut{qh.get(), nullptr, qsc.get(), width, width / 32};
   a.flash_rows = flash_rows;
   a.pdl = pdl;
+  const int ld16 = width + 8;  // padded rows (rows_to_f16, the reference, takes multiples of 8)
+  DevBuf<uint16_t> o16(shift16 ? static_cast<size_t>(c.m) * ld16 : 1);
+  o16.poison();
+  if (shift16) {
+    a.out16 = o16.get();
+    a.ld_out16 = ld16;
+    a.shift16 = *shift16;
+  }
   AttnRun r;
   const GpuStatus st = prefill ? attention_prefill(a, nullptr) : attention_decode(a, nullptr);
   if (status) *status = st;
   if (!st.ok()) {
     if (!status) ADD_FAILURE() << st.describe();
     return r;
+  }
+  if (shift16) {
+    DevBuf<uint16_t> want(static_cast<size_t>(c.m) * ld16);
+    want.poison();
+    const GpuStatus conv = rows_to_f16(out.get(), width, c.m, width, *shift16, want.get(), ld16, nullptr);
+    EXPECT_TRUE(conv.ok()) << conv.describe();
+    const std::vector<uint16_t> got = o16.download(), w = want.download();
+    for (int row = 0; row < c.m; ++row) {
+      r.out16.insert(r.out16.end(), got.begin() + static_cast<size_t>(row) * ld16,
+                     got.begin() + static_cast<size_t>(row) * ld16 + width);
+      r.out16_want.insert(r.out16_want.end(), w.begin() + static_cast<size_t>(row) * ld16,
+                          w.begin() + static_cast<size_t>(row) * ld16 + width);
+    }
   }
   r.out = out.download();
   r.k_cache = kc.download();
@@ -321,6 +347,26 @@ TEST(Attention, PrefillChunksOfManyBlocksGiveTheSameBits) {
       const AttnRun t2 = run_attention(c2, second, false, true, fr);
       EXPECT_TRUE(same_bits(t1.out, r1.out) && same_bits(t2.out, r2.out))
           << fr << " rows a block in two calls, head_dim " << all.dim;
+    }
+  }
+}
+
+// The f16 output (what the f16 prompt path's out projection reads, AttentionArgs::out16) has rows_to_f16's
+// bits for the f32 output of the same call, with and without a shift (2^17: outputs above 0.5 saturate).
+TEST(Attention, PrefillOut16IsTheRoundingOfItsF32Output) {
+  QC_REQUIRE_DEVICE();
+  std::mt19937 rng(35);
+  for (const AttnCase c : {AttnCase{12, 2, 256, 64, 45, 260, 0}, AttnCase{8, 4, 128, 32, 45, 260, 0}}) {
+    const AttnInputs in = make_inputs(rng, c);
+    for (const int shift : {0, -17}) {
+      const AttnRun r = run_attention(c, in, false, /*prefill=*/true, 0, nullptr, shift);
+      ASSERT_EQ(r.out16.size(), r.out.size());
+      EXPECT_TRUE(r.out16 == r.out16_want) << "head_dim " << c.dim << " shift " << shift;
+      int saturated = 0;
+      for (const uint16_t h : r.out16) saturated += (h & 0x7FFF) == 0x7BFF;  // +-65504
+      if (shift < 0) {
+        EXPECT_GT(saturated, 0) << "head_dim " << c.dim;
+      }
     }
   }
 }

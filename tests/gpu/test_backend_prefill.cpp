@@ -170,10 +170,10 @@ TEST_P(CudaPrefill, ChunkingChangesNoBit) {
   }
 }
 
-// The GDN scans on a grid (CudaBackendOptions::gdn_scan: groups of 4, chunks of 64): the last row and the
-// next decoded token against the oracle within the bound (their rounding, test_gdn_prefill.cpp, is below
-// the floor), the same bits for calls starting on the grid (prefill_grid()), within twice the bound of an
-// uninterrupted run for calls starting elsewhere.
+// The GDN scans on a grid (CudaBackendOptions::gdn_scan: groups of 4, chunks of 64, scaled segments of 16):
+// the last row and the next decoded token against the oracle within the bound (their rounding,
+// test_gdn_prefill.cpp, is below the floor), the same bits for calls starting on the grid (prefill_grid()),
+// within twice the bound of an uninterrupted run for calls starting elsewhere.
 TEST_P(CudaPrefill, GdnScansKeepTheirBitsOnTheGrid) {
   QC_REQUIRE_CUDA_DEVICE();
   auto model = load_model(DType::kQ8_0);
@@ -183,7 +183,7 @@ TEST_P(CudaPrefill, GdnScansKeepTheirBitsOnTheGrid) {
   const auto tokens = random_tokens(301, c.n_vocab, 301);
   const std::vector<int32_t> prompt(tokens.begin(), tokens.end() - 1);
   const SeqOut ref = run_sequence(*oracle, tokens, {32});
-  for (const gpu::GdnScan scan : {gpu::GdnScan::kGroup, gpu::GdnScan::kChunked}) {
+  for (const gpu::GdnScan scan : {gpu::GdnScan::kGroup, gpu::GdnScan::kChunked, gpu::GdnScan::kScaled}) {
     const int grid = gpu::gdn_prefill_grid(scan);
     SCOPED_TRACE("grid " + std::to_string(grid));
     auto gpu = make_prefill_cuda(*model, 512, 256, scan);

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 
 #include "cpu_ref.h"
 #include "gdn.h"
 #include "gdn_prefill.h"
+#include "gemm_f16.h"
 #include "gpu_test_util.h"
 
 namespace qc::gpu::test {
@@ -62,6 +64,8 @@ struct RunOut {
   std::vector<float> y;        // [m][Nv*dv]
   std::vector<int8_t> hi, lo;  // [m][Nv*dv] (format hl)
   std::vector<float> scale;    // [m][Nv*dv/32]
+  // With Seq::shift16 set: GdnArgs::out16 [m][Nv*dv], and rows_to_f16 of y with that shift (what it must be).
+  std::vector<uint16_t> y16, y16_want;
 };
 
 constexpr size_t kGuard = 256;  // poisoned floats after the scratch gdn_prefill asked for
@@ -71,6 +75,7 @@ constexpr size_t kGuard = 256;  // poisoned floats after the scratch gdn_prefill
 struct Seq {
   GdnShape s;
   GdnScan scan = GdnScan::kToken;  // GdnArgs::scan
+  std::optional<int> shift16;      // gdn_prefill calls also write out16 with this shift
   DevBuf<float> conv_w, dt_bias, ssm_a, norm_w, ring, state;
   Seq(const GdnShape& shape, const Inputs& in, GdnScan form = GdnScan::kToken)
       : s(shape),
@@ -123,6 +128,14 @@ struct Seq {
     a.ld_out = ld_out;
     a.out_q = QActOut{qh.get(), ql.get(), qs.get(), ld_q, ld_s};
     a.scan = scan;
+    const int ld16 = inner + 8;
+    DevBuf<uint16_t> o16(prefill && shift16 ? static_cast<size_t>(m) * ld16 : 1);
+    o16.poison();
+    if (prefill && shift16) {
+      a.out16 = o16.get();
+      a.ld_out16 = ld16;
+      a.shift16 = *shift16;
+    }
     if (prefill) {
       const size_t need = gdn_prefill_scratch_floats(a);
       DevBuf<float> scratch(need + kGuard);
@@ -148,6 +161,14 @@ struct Seq {
       }
     }
     RunOut r;
+    if (prefill && shift16) {
+      DevBuf<uint16_t> want(static_cast<size_t>(m) * ld16);
+      want.poison();
+      const GpuStatus st = rows_to_f16(out.get(), ld_out, m, inner, *shift16, want.get(), ld16, nullptr);
+      EXPECT_TRUE(st.ok()) << st.describe();
+      r.y16 = unpad(o16.download(), m, inner, ld16);
+      r.y16_want = unpad(want.download(), m, inner, ld16);
+    }
     r.y = unpad(out.download(), m, inner, ld_out);
     r.hi = unpad(qh.download(), m, inner, ld_q);
     r.lo = unpad(ql.download(), m, inner, ld_q);
@@ -246,12 +267,25 @@ constexpr double kRelTolChunked = 1e-3;
 // The grouped scan (gdn_group.h) keeps the token scan's f32 products and sums on CUDA cores; per group it
 // adds at most 2 x 4 scalar terms (products of decays < 1 times Gram entries |k.k| <= 1, |k.q| <=
 // 1/sqrt(dk)) to the same dk-long dot products, so the token scan's per-token analysis and its bound hold.
+// The scaled scan (gdn_scaled.h) runs the token scan's dot products on S / D (the same relative rounding:
+// floating point is scale-invariant) with two scalar roundings more a position (D d_t, 1/D within 1 ulp) and
+// one per element where a segment ends: the same analysis, the same bound.
 double tolerance(GdnScan scan) {
   return scan == GdnScan::kChunked ? kRelTolChunked : kRelTol;
 }
 
 const char* scan_name(GdnScan scan) {
-  return scan == GdnScan::kChunked ? "chunked" : scan == GdnScan::kGroup ? "group" : "token";
+  switch (scan) {
+    case GdnScan::kChunked:
+      return "chunked";
+    case GdnScan::kGroup:
+      return "group";
+    case GdnScan::kScaled:
+      return "scaled";
+    case GdnScan::kToken:
+      break;
+  }
+  return "token";
 }
 
 struct ErrStat {
@@ -261,57 +295,93 @@ struct ErrStat {
 
 class GdnPrefillModes : public ::testing::TestWithParam<GdnScan> {};  // GdnArgs::scan
 
+// Rows [start, start + m) of `in` through gdn_prefill after `start` gdn_step tokens, against the f64
+// recurrence: every output and the state within the scan's bound of the rms, the ring bit for bit.
+void expect_matches_double(const GdnShape& s, const Inputs& in, int start, int m, GdnScan scan,
+                           ErrStat& ystat, ErrStat& sstat) {
+  const int inner = s.nv * s.dv;
+  const double rel_tol = tolerance(scan);
+  GdnRef ref(s, in.conv_w, in.dt_bias, in.ssm_a, in.norm_w, in.state0, 1e-6, 1e-6);
+  Seq dev(s, in, scan);
+  for (int t = 0; t < start; ++t)
+    ref.step(in.qkv.data() + static_cast<size_t>(t) * s.conv_dim(),
+             in.z.data() + static_cast<size_t>(t) * inner, in.beta.data() + t * s.nv,
+             in.alpha.data() + t * s.nv);
+  dev.steps(in, 0, start);
+  const RunOut r = dev.run(in, start, m, true);
+  ASSERT_EQ(r.y.size(), static_cast<size_t>(m) * inner);
+  ASSERT_TRUE(all_finite(r.y));
+  ASSERT_TRUE(quant_matches(r, m, inner));
+  for (int i = 0; i < m; ++i) {
+    const int t = start + i;
+    const std::vector<double> yr = ref.step(in.qkv.data() + static_cast<size_t>(t) * s.conv_dim(),
+                                            in.z.data() + static_cast<size_t>(t) * inner,
+                                            in.beta.data() + t * s.nv, in.alpha.data() + t * s.nv);
+    const double unit = rms(yr), tol = rel_tol * unit;
+    for (int c = 0; c < inner; ++c) {
+      const double err = std::fabs(r.y[static_cast<size_t>(i) * inner + c] - yr[c]);
+      ystat.add(err, unit);
+      ASSERT_LE(err, tol) << "token " << t << " col " << c << ": " << r.y[static_cast<size_t>(i) * inner + c]
+                          << " vs " << yr[c];
+    }
+  }
+  const std::vector<float> st = dev.state.download();
+  const std::vector<double>& sr = ref.state();
+  const double unit = rms(sr), stol = rel_tol * unit;
+  for (size_t e = 0; e < st.size(); ++e) {
+    const double err = std::fabs(st[e] - sr[e]);
+    sstat.add(err, unit);
+    ASSERT_LE(err, stol) << "state elem " << e << ": " << st[e] << " vs " << sr[e];
+  }
+  ASSERT_TRUE(same_bits(dev.ring.download(), expected_ring(in, s, start + m)));
+}
+
 TEST_P(GdnPrefillModes, MatchesCpuDouble) {
   QC_REQUIRE_DEVICE();
   const GdnScan scan = GetParam();
-  const double rel_tol = tolerance(scan);
   std::mt19937 rng(40);
   const int ms[] = {1, 4, 5, 63, 64, 65, 300};
   ErrStat ystat, sstat;
   for (const GdnShape& s : {kSmall, kWideV, k27B}) {
-    const int inner = s.nv * s.dv;
     for (int start : {0, 13}) {  // 13: after gdn_step calls of 4, 4, 4, 1 tokens (the ring has wrapped)
       for (int m : ms) {
         SCOPED_TRACE(name(s) + " start " + std::to_string(start) + " M " + std::to_string(m));
-        const Inputs in = make_inputs(rng, s, start + m);
-        GdnRef ref(s, in.conv_w, in.dt_bias, in.ssm_a, in.norm_w, in.state0, 1e-6, 1e-6);
-        Seq dev(s, in, scan);
-        for (int t = 0; t < start; ++t)
-          ref.step(in.qkv.data() + static_cast<size_t>(t) * s.conv_dim(),
-                   in.z.data() + static_cast<size_t>(t) * inner, in.beta.data() + t * s.nv,
-                   in.alpha.data() + t * s.nv);
-        dev.steps(in, 0, start);
-        const RunOut r = dev.run(in, start, m, true);
-        ASSERT_EQ(r.y.size(), static_cast<size_t>(m) * inner);
-        ASSERT_TRUE(all_finite(r.y));
-        ASSERT_TRUE(quant_matches(r, m, inner));
-        for (int i = 0; i < m; ++i) {
-          const int t = start + i;
-          const std::vector<double> yr = ref.step(in.qkv.data() + static_cast<size_t>(t) * s.conv_dim(),
-                                                  in.z.data() + static_cast<size_t>(t) * inner,
-                                                  in.beta.data() + t * s.nv, in.alpha.data() + t * s.nv);
-          const double unit = rms(yr), tol = rel_tol * unit;
-          for (int c = 0; c < inner; ++c) {
-            const double err = std::fabs(r.y[static_cast<size_t>(i) * inner + c] - yr[c]);
-            ystat.add(err, unit);
-            ASSERT_LE(err, tol) << "token " << t << " col " << c << ": "
-                                << r.y[static_cast<size_t>(i) * inner + c] << " vs " << yr[c];
-          }
-        }
-        const std::vector<float> st = dev.state.download();
-        const std::vector<double>& sr = ref.state();
-        const double unit = rms(sr), stol = rel_tol * unit;
-        for (size_t e = 0; e < st.size(); ++e) {
-          const double err = std::fabs(st[e] - sr[e]);
-          sstat.add(err, unit);
-          ASSERT_LE(err, stol) << "state elem " << e << ": " << st[e] << " vs " << sr[e];
-        }
-        ASSERT_TRUE(same_bits(dev.ring.download(), expected_ring(in, s, start + m)));
+        expect_matches_double(s, make_inputs(rng, s, start + m), start, m, scan, ystat, sstat);
+        if (HasFatalFailure()) return;
       }
     }
   }
   std::printf("[gdn_prefill] %s scan: max |err| / rms: outputs %.3g, state %.3g (tolerance %.3g)\n",
-              scan_name(scan), ystat.worst, sstat.worst, rel_tol);
+              scan_name(scan), ystat.worst, sstat.worst, tolerance(scan));
+}
+
+// Decays of 1e-13 or less at every fifth token (alpha 600: softplus(alpha + dt_bias) * ssm_a <= -30) and of
+// exactly 0 at tokens 37 and 150 (alpha 5000: far below exp's underflow in float and double): the state is
+// all but, or wholly, forgotten there. The scaled scan folds its scale into the state at such tokens
+// (gdn_scaled.h); every scan stays within its bound of the double recurrence.
+TEST_P(GdnPrefillModes, StrongDecaysMatchCpuDouble) {
+  QC_REQUIRE_DEVICE();
+  const GdnScan scan = GetParam();
+  std::mt19937 rng(44);
+  ErrStat ystat, sstat;
+  for (const GdnShape& s : {kSmall, k27B}) {
+    SCOPED_TRACE(name(s));
+    const int m = 300;
+    Inputs in = make_inputs(rng, s, m);
+    for (int t = 0; t < m; ++t)
+      for (int j = 0; j < s.nv; ++j) {
+        float& a = in.alpha[static_cast<size_t>(t) * s.nv + j];
+        if (t == 37 || t == 150)
+          a = 5000.0f;
+        else if (t % 5 == 2)
+          a = 600.0f;
+      }
+    expect_matches_double(s, in, 0, m, scan, ystat, sstat);
+    if (HasFatalFailure()) return;
+  }
+  std::printf(
+      "[gdn_prefill] %s scan, strong decays: max |err| / rms: outputs %.3g, state %.3g (tolerance %.3g)\n",
+      scan_name(scan), ystat.worst, sstat.worst, tolerance(scan));
 }
 
 // One call of 300 rows == the same rows split into calls, bit for bit: outputs (f32 and quantised), state,
@@ -404,6 +474,29 @@ TEST_P(GdnPrefillModes, ContinuesWithGdnStep) {
   }
 }
 
+// The gated norm's f16 output (what the f16 prompt path's out projection reads, GdnArgs::out16) has
+// rows_to_f16's bits for the f32 output of the same call, saturation included (a norm weight of 1e6 takes
+// that column past f16's range), with and without a shift.
+TEST_P(GdnPrefillModes, Out16IsTheRoundingOfItsF32Output) {
+  QC_REQUIRE_DEVICE();
+  std::mt19937 rng(45);
+  for (const GdnShape& s : {kSmall, k27B}) {
+    for (const int shift : {0, -3}) {
+      SCOPED_TRACE(name(s) + " shift " + std::to_string(shift));
+      Inputs in = make_inputs(rng, s, 65);
+      in.norm_w[5] = 1e6f;
+      Seq dev(s, in, GetParam());
+      dev.shift16 = shift;
+      const RunOut r = dev.run(in, 0, 65, true);
+      ASSERT_EQ(r.y16.size(), r.y.size());
+      ASSERT_TRUE(r.y16 == r.y16_want);
+      int saturated = 0;
+      for (const uint16_t h : r.y16) saturated += (h & 0x7FFF) == 0x7BFF;  // +-65504
+      EXPECT_GT(saturated, 0);
+    }
+  }
+}
+
 TEST(GdnPrefill, RejectsBadArguments) {
   QC_REQUIRE_DEVICE();
   std::mt19937 rng(43);
@@ -481,6 +574,19 @@ TEST(GdnPrefill, RejectsBadArguments) {
   b = a;
   b.ld_qkv = cd - 1;
   refused(b, scratch.get(), "ld_qkv");
+  DevBuf<uint16_t> o16(static_cast<size_t>(m) * inner);
+  b = a;
+  b.out16 = o16.get();
+  b.ld_out16 = inner - 1;
+  refused(b, scratch.get(), "ld_out16");
+  b.ld_out16 = inner;
+  b.shift16 = 25;
+  refused(b, scratch.get(), "shift16");
+  b.shift16 = 0;
+  b.m = 1;
+  EXPECT_FALSE(gdn_step(b, nullptr).ok()) << "out16 is the prompt path's only";
+  b.out16 = nullptr;
+  EXPECT_TRUE(gdn_step(b, nullptr).ok()) << "the same step without out16";
   // The scratch size grows with M and the shape alone.
   EXPECT_EQ(gdn_prefill_scratch_floats(a),
             static_cast<size_t>(m) * (2 * s.nk * s.dk + s.nv * s.dv) + 2 * static_cast<size_t>(s.nv) * 16);
@@ -495,10 +601,15 @@ TEST(GdnPrefill, RejectsBadArguments) {
   gr.scan = GdnScan::kGroup;
   EXPECT_EQ(gdn_prefill_scratch_floats(gr),
             gdn_prefill_scratch_floats(a) + static_cast<size_t>(s.nv) * 16 * 12);
+  // The scaled scan needs nothing beyond the token scan's.
+  GdnArgs sc = a;
+  sc.scan = GdnScan::kScaled;
+  EXPECT_EQ(gdn_prefill_scratch_floats(sc), gdn_prefill_scratch_floats(a));
 }
 
 INSTANTIATE_TEST_SUITE_P(Scan, GdnPrefillModes,
-                         ::testing::Values(GdnScan::kToken, GdnScan::kGroup, GdnScan::kChunked),
+                         ::testing::Values(GdnScan::kToken, GdnScan::kGroup, GdnScan::kChunked,
+                                           GdnScan::kScaled),
                          [](const ::testing::TestParamInfo<GdnScan>& p) {
                            return std::string(scan_name(p.param));
                          });

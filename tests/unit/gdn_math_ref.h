@@ -1,6 +1,6 @@
 // The Gated DeltaNet recurrence of one value head in double, and the inputs the tests of its prompt-path
-// forms feed it (test_gdn_chunk_math.cpp, test_gdn_group_math.cpp): shared so that both check their algebra
-// against the same reference.
+// forms feed it (test_gdn_chunk_math.cpp, test_gdn_group_math.cpp, test_gdn_scaled_math.cpp): shared so
+// that all check their algebra against the same reference.
 #pragma once
 
 #include <algorithm>

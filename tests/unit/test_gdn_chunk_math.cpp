@@ -77,10 +77,20 @@ double store(Prec p, double x) {
   return p == Prec::kExact ? x : static_cast<double>(static_cast<float>(x));
 }
 
+// The kernel's floor on a position's log decay (kernels/gdn_chunk.h kGdnChunkMinLogDecay, which this
+// test does not include: it runs without the CUDA headers).
+constexpr double kMinLogDecay = -200.0;
+
+// How the cumulative log decay G is kept. kHiLo: the kernel's (a double sum split into two floats, the
+// differences G_t - G_s taken hi from hi and lo from lo, each rounded to float); kF32: one float summed in
+// float (the kernel before 2026-12-06's eighth session), for the comparison. kExact ignores it.
+enum class GForm { kHiLo, kF32 };
+
 // The chunked form over calls: `calls` sizes from position 0 (each call's chunks on the absolute grid;
-// rows outside the call are identity rows). Outputs [m][dv], the state left in s.
+// rows outside the call are identity rows). Outputs [m][dv], the state left in s. Outside kExact G is
+// kept as `gf` says, with the kernel's floor on each log decay.
 std::vector<double> chunked_scan(const Inputs& in, const Shape& sh, const std::vector<int>& calls, Prec p,
-                                 std::vector<double>& s) {
+                                 std::vector<double>& s, GForm gf = GForm::kHiLo) {
   const int dk = sh.dk, dv = sh.dv;
   s = in.s0;
   for (double& x : s) x = store(p, x);
@@ -102,13 +112,20 @@ std::vector<double> chunked_scan(const Inputs& in, const Shape& sh, const std::v
         }
         for (int c = 0; c < dv; ++c) V[l * dv + c] = ok ? in.v[static_cast<size_t>(t) * dv + c] : 0.0;
         beta[l] = ok ? in.beta[t] : 0.0;
-        g += ok ? in.gl[t] : 0.0;
+        const double gl = ok ? (p != Prec::kExact ? std::max(in.gl[t], kMinLogDecay) : in.gl[t]) : 0.0;
+        g = gf == GForm::kF32 ? store(p, g + gl) : g + gl;
         G[l] = g;
       }
+      // G_t - G_s as the kernel forms it.
+      auto gdiff = [&](int t, int u) {
+        if (p == Prec::kExact || gf == GForm::kF32) return store(p, G[t] - G[u]);
+        const double ht = store(p, G[t]), hu = store(p, G[u]);
+        return store(p, store(p, ht - hu) + store(p, store(p, G[t] - ht) - store(p, G[u] - hu)));
+      };
       // A, P (lower), T = (I + A)^-1: diagonal 16x16 blocks by substitution, then block rows.
       for (int t = 0; t < kC; ++t)
         for (int u = 0; u < kC; ++u) {
-          const double e = u <= t ? std::exp(G[t] - G[u]) : 0.0;
+          const double e = u <= t ? std::exp(gdiff(t, u)) : 0.0;
           A[t * kC + u] =
               u < t ? store(p, beta[t] * e * product_sum(p, &K[t * dk], 1, &K[u * dk], 1, dk)) : 0.0;
           P[t * kC + u] = u <= t ? store(p, e * product_sum(p, &Q[t * dk], 1, &K[u * dk], 1, dk)) : 0.0;
@@ -142,7 +159,7 @@ std::vector<double> chunked_scan(const Inputs& in, const Shape& sh, const std::v
             }
       }
       // W = T diag(beta gamma) K, U = T diag(beta) V, Qw = gamma Q - P W, Ou = P U.
-      for (int l = 0; l < kC; ++l) col[l] = beta[l] * std::exp(G[l]);
+      for (int l = 0; l < kC; ++l) col[l] = beta[l] * std::exp(store(p, G[l]));  // the kernel: exp(hi)
       std::vector<double> X(kC);
       for (int i = 0; i < dk; ++i) {
         for (int l = 0; l < kC; ++l) X[l] = store(p, col[l] * K[l * dk + i]);
@@ -151,7 +168,7 @@ std::vector<double> chunked_scan(const Inputs& in, const Shape& sh, const std::v
       for (int i = 0; i < dk; ++i)
         for (int t = 0; t < kC; ++t)
           Qw[t * dk + i] =
-              store(p, std::exp(G[t]) * Q[t * dk + i] - product_sum(p, &P[t * kC], 1, &W[i], dk, kC));
+              store(p, std::exp(store(p, G[t])) * Q[t * dk + i] - product_sum(p, &P[t * kC], 1, &W[i], dk, kC));
       for (int c = 0; c < dv; ++c) {
         for (int l = 0; l < kC; ++l) X[l] = store(p, beta[l] * V[l * dv + c]);
         for (int t = 0; t < kC; ++t) U[t * dv + c] = store(p, product_sum(p, &T[t * kC], 1, X.data(), 1, kC));
@@ -167,10 +184,10 @@ std::vector<double> chunked_scan(const Inputs& in, const Shape& sh, const std::v
             o[static_cast<size_t>(pos0 + r) * dv + c] =
                 store(p, Ou[t * dv + c] + product_sum(p, &Qw[t * dk], 1, &s[c], dv, dk));
         }
-      const double gamma_l = std::exp(G[kC - 1]);
+      const double gamma_l = std::exp(store(p, G[kC - 1]));
       std::vector<double> EK(kC);
       for (int i = 0; i < dk; ++i) {
-        for (int l = 0; l < kC; ++l) EK[l] = store(p, std::exp(G[kC - 1] - G[l]) * K[l * dk + i]);
+        for (int l = 0; l < kC; ++l) EK[l] = store(p, std::exp(gdiff(kC - 1, l)) * K[l * dk + i]);
         for (int c = 0; c < dv; ++c) {
           const double upd = product_sum(p, EK.data(), 1, &D[c], dv, kC);
           s[static_cast<size_t>(i) * dv + c] =
@@ -258,6 +275,42 @@ TEST(GdnChunkMath, Tf32x3ProductsStayWithinTheKernelBound) {
       worst3, worst1);
   EXPECT_LT(worst3, 1e-3);
   EXPECT_GT(worst3, 0.0) << "the emulation rounds nothing";
+}
+
+// Decays of e^-30 .. e^-1200 every fifth position and an exact 0 (e^-10000 in double) at position 37,
+// tests/gpu/test_gdn_prefill.cpp's StrongDecaysMatchCpuDouble in this mirror: G reaches thousands. With G in
+// one float its rounding (~|G| 2^-24) alone moves exp(G_t - G_s) by ~1e-4 relative (the kernel's outputs
+// were 1.6e-3 of their rms off on an H100); with G as hi + lo (kernels/gdn_chunk.h) the chunked form
+// stays within its 1e-3 bound of the double recurrence, which keeps the true decays, as with ordinary
+// decays. The one-float error is printed and must be the larger: the mirror models the mechanism.
+TEST(GdnChunkMath, StrongDecaysStayWithinTheKernelBound) {
+  std::mt19937 rng(9);
+  double worst_hilo = 0.0, worst_f32 = 0.0;
+  for (const Shape sh : {Shape{32, 32}, Shape{64, 16}}) {
+    Inputs in = make_inputs(rng, sh, 200);
+    std::uniform_real_distribution<double> ua(-2.0, -0.05);
+    for (int t = 0; t < in.m; ++t) {
+      if (t == 37)
+        in.gl[t] = -1e4;
+      else if (t % 5 == 2)
+        in.gl[t] = 600.0 * ua(rng);  // softplus(600 + dt_bias) * ssm_a
+    }
+    for (const std::vector<int>& calls : {std::vector<int>{200}, std::vector<int>{13, 187}}) {
+      std::vector<double> s_tok, s_h, s_f;
+      const std::vector<double> o_tok = token_scan(in, sh, s_tok);
+      const std::vector<double> o_h = chunked_scan(in, sh, calls, Prec::kTf32x3, s_h, GForm::kHiLo);
+      const std::vector<double> o_f = chunked_scan(in, sh, calls, Prec::kTf32x3, s_f, GForm::kF32);
+      worst_hilo = std::max({worst_hilo, worst_row_rel(o_h, o_tok, static_cast<size_t>(sh.dv)),
+                             worst_row_rel(s_h, s_tok, s_tok.size())});
+      worst_f32 = std::max({worst_f32, worst_row_rel(o_f, o_tok, static_cast<size_t>(sh.dv)),
+                            worst_row_rel(s_f, s_tok, s_tok.size())});
+    }
+  }
+  std::printf("[gdn_chunk_math] strong decays, max |err| / rms: 3xTF32 with G as hi + lo %.3g (bound 1e-3), "
+              "G in one float %.3g\n",
+              worst_hilo, worst_f32);
+  EXPECT_LT(worst_hilo, 1e-3);
+  EXPECT_GT(worst_f32, worst_hilo);
 }
 
 }  // namespace
