@@ -4,7 +4,9 @@
 # alone); the prompt path of the 27B preset, two rounds (--prefill ${BENCH_PREFILL:-512,2048} --reuse
 # 8000,100: #12's figures, with the time per phase); then, if NCU_KERNEL names a kernel (a regex) and time
 # is left, ncu's speed-of-light, scheduler and warp-state sections for one call of it. ~5 min on an H100.
-# Logs straight into $OUT (a call cut short keeps what ran); a short table last.
+# Logs straight into $OUT (a call cut short keeps what ran); a short table last. LEAN=1 (~3 min, for a short
+# device budget): builds the GPU and unit tests and the bench alone, runs the GDN and attention GPU tests and
+# the DefaultModelCuda ones (the golden streams), one bench round, no ncu.
 #   OUT=$OUT tools/device/verify_call.sh    # carry [".device/root"]
 set -u
 R=$OUT
@@ -13,25 +15,42 @@ export QWENCHAT_DEVICE_PREFIX=$PWD/.device/root/usr
 source "$(dirname "${BASH_SOURCE[0]}")/prefix_env.sh"
 export PATH=/usr/local/cuda/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-OUT=$R BA_ONLY=after BA_PHASE=build tools/device/before_after.sh || exit 1
-OUT=$R BA_ONLY=after BA_PHASE=tests tools/device/before_after.sh > "$R/tests-summary.log" 2>&1
-t_rc=$?
-echo "== tests rc=$t_rc $(date +%T)"
-rm -f "$R/after-cli-texts.txt" "$R/after-configure.log" "$R/after-build.log"  # in tests-summary.log / not needed
+if [[ ${LEAN:-0} == 1 ]]; then  # ~3 min: the GDN and attention GPU tests, the golden streams, one round
+  cmake -S . -B build-after -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DQWENCHAT_GUI=OFF -DQWENCHAT_CUDA=ON \
+    -DQWENCHAT_WERROR=OFF > /tmp/configure.log 2>&1 || { tail -20 /tmp/configure.log; exit 1; }
+  ninja -C build-after -j"$(nproc)" qwenchat_gpu_tests qwenchat_unit_tests qwenchat-bench > /tmp/build.log 2>&1 ||
+    { grep -E "error" /tmp/build.log | head; exit 1; }
+  echo "== built $(date +%T)"
+  timeout 150 "$(find build-after -name qwenchat_gpu_tests -type f | head -1)" --gtest_color=no \
+    --gtest_filter='*GdnPrefill*:*GdnScans*:Attention.*' > "$R/gpu-tests.log" 2>&1
+  t_rc=$?
+  timeout 100 "$(find build-after -name qwenchat_unit_tests -type f | head -1)" --gtest_color=no \
+    --gtest_filter='DefaultModelCuda.*' > "$R/unit-cuda-tests.log" 2>&1 || t_rc=1
+  echo "== tests rc=$t_rc $(date +%T)"
+  grep -hE "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Z]" "$R/gpu-tests.log" "$R/unit-cuda-tests.log" | head -12
+  rounds=1
+else
+  OUT=$R BA_ONLY=after BA_PHASE=build tools/device/before_after.sh || exit 1
+  OUT=$R BA_ONLY=after BA_PHASE=tests tools/device/before_after.sh > "$R/tests-summary.log" 2>&1
+  t_rc=$?
+  echo "== tests rc=$t_rc $(date +%T)"
+  rm -f "$R/after-cli-texts.txt" "$R/after-configure.log" "$R/after-build.log"  # in tests-summary.log
+  rounds=2
+fi
 bench=$(find build-after -name qwenchat-bench -type f | head -1)
-for round in 1 2; do
+for round in $(seq "$rounds"); do
   echo "==== round $round" >> "$R/bench.log"
   timeout 150 "$bench" --only-prefill --prefill "${BENCH_PREFILL:-512,2048}" --reuse 8000,100 >> "$R/bench.log" 2>&1
   echo "== bench round $round rc=$? $(date +%T)"
 done
-if [[ -n ${NCU_KERNEL:-} ]] && (( SECONDS < 420 )); then
+if [[ -n ${NCU_KERNEL:-} && ${LEAN:-0} != 1 ]] && (( SECONDS < 420 )); then
   timeout 120 ncu --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
     --section InstructionStats -k "regex:$NCU_KERNEL" --launch-skip 40 --launch-count 1 \
     "$bench" --only-prefill --prefill 2048 --reuse 100000,1 > "$R/ncu.txt" 2>&1
   echo "== ncu rc=$? $(date +%T)"
 fi
 echo "==== summary"
-tail -18 "$R/tests-summary.log"
+[[ -f $R/tests-summary.log ]] && tail -18 "$R/tests-summary.log"
 grep -E "prefill +[0-9]+ tokens|time to first token" "$R/bench.log"
 grep -E "^  (gdn|attention|sum) " "$R/bench.log" | head -8
 [[ -f $R/ncu.txt ]] && grep -E "Duration|Executed Instructions  |Issued Warp|No Eligible|Warp Cycles Per Issued" \
