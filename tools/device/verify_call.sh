@@ -3,7 +3,8 @@
 # CUDA streams among them) and the CLI texts per kernel variant (before_after.sh's tests phase, this tree
 # alone); the prompt path of the 27B preset, two rounds (--prefill ${BENCH_PREFILL:-512,2048} --reuse
 # 8000,100: #12's figures, with the time per phase); then, if NCU_KERNEL names a kernel (a regex) and time
-# is left, ncu's speed-of-light, scheduler and warp-state sections for one call of it. ~5 min on an H100.
+# is left, ncu's speed-of-light, scheduler and warp-state sections for NCU_COUNT (1) calls of the kernels it
+# matches, after 40 (e.g. NCU_KERNEL='attn_flash|gdn_scaled' NCU_COUNT=2). ~5 min on an H100.
 # Logs straight into $OUT (a call cut short keeps what ran); a short table last. LEAN=1 (~3 min, for a short
 # device budget): builds the GPU and unit tests and the bench alone, runs the GDN and attention GPU tests and
 # the DefaultModelCuda ones (the golden streams), one bench round, no ncu.
@@ -15,12 +16,21 @@ export QWENCHAT_DEVICE_PREFIX=$PWD/.device/root/usr
 source "$(dirname "${BASH_SOURCE[0]}")/prefix_env.sh"
 export PATH=/usr/local/cuda/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+# UPDATE_GOLDEN=1: re-record the golden CUDA streams first (for a change meant to change a kernel's bits),
+# returned as $OUT/greedy_cuda.json for the commit; the tests then check against them.
+golden() {
+  QWENCHAT_UPDATE_GOLDEN=1 timeout 100 "$(find build-after -name qwenchat_unit_tests -type f | head -1)" \
+    --gtest_color=no --gtest_filter='DefaultModelCuda.Golden*' > /tmp/golden.log 2>&1
+  echo "== golden re-recorded rc=$? $(date +%T)"
+  cp tests/golden/default_model/greedy_cuda.json "$R/"
+}
 if [[ ${LEAN:-0} == 1 ]]; then  # ~3 min: the GDN and attention GPU tests, the golden streams, one round
   cmake -S . -B build-after -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DQWENCHAT_GUI=OFF -DQWENCHAT_CUDA=ON \
     -DQWENCHAT_WERROR=OFF > /tmp/configure.log 2>&1 || { tail -20 /tmp/configure.log; exit 1; }
   ninja -C build-after -j"$(nproc)" qwenchat_gpu_tests qwenchat_unit_tests qwenchat-bench > /tmp/build.log 2>&1 ||
     { grep -E "error" /tmp/build.log | head; exit 1; }
   echo "== built $(date +%T)"
+  [[ ${UPDATE_GOLDEN:-0} == 1 ]] && golden
   timeout 150 "$(find build-after -name qwenchat_gpu_tests -type f | head -1)" --gtest_color=no \
     --gtest_filter='*GdnPrefill*:*GdnScans*:Attention.*' > "$R/gpu-tests.log" 2>&1
   t_rc=$?
@@ -31,6 +41,7 @@ if [[ ${LEAN:-0} == 1 ]]; then  # ~3 min: the GDN and attention GPU tests, the g
   rounds=1
 else
   OUT=$R BA_ONLY=after BA_PHASE=build tools/device/before_after.sh || exit 1
+  [[ ${UPDATE_GOLDEN:-0} == 1 ]] && golden
   OUT=$R BA_ONLY=after BA_PHASE=tests tools/device/before_after.sh > "$R/tests-summary.log" 2>&1
   t_rc=$?
   echo "== tests rc=$t_rc $(date +%T)"
@@ -45,7 +56,7 @@ for round in $(seq "$rounds"); do
 done
 if [[ -n ${NCU_KERNEL:-} && ${LEAN:-0} != 1 ]] && (( SECONDS < 420 )); then
   timeout 120 ncu --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
-    --section InstructionStats -k "regex:$NCU_KERNEL" --launch-skip 40 --launch-count 1 \
+    --section InstructionStats -k "regex:$NCU_KERNEL" --launch-skip 40 --launch-count "${NCU_COUNT:-1}" \
     "$bench" --only-prefill --prefill 2048 --reuse 100000,1 > "$R/ncu.txt" 2>&1
   echo "== ncu rc=$? $(date +%T)"
 fi
