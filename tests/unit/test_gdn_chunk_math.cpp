@@ -3,8 +3,9 @@
 // positions outside the call, T by 16x16 diagonal blocks and block rows, Qw / Ou folded outputs) against the
 // token recurrence in double, and the kernel's product precision (3xTF32) emulated in float against the
 // same reference, within the bound tests/gpu/test_gdn_prefill.cpp derives. The emulation also reports the
-// error 1xTF32 would have (one rounding of each operand to TF32), for the next attempt's choice of
-// precision (docs/PERFORMANCE.md, 2026-12-06 third session). Runs without a GPU.
+// error 1xTF32 would have (one rounding of each operand to TF32) and 3xBF16's (the same three-product split
+// with bf16 parts), for the next attempt's choice of precision (docs/PERFORMANCE.md, 2026-12-06 third and
+// eighth sessions). Runs without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,12 +34,21 @@ using qc::test::gdn_math::token_scan;
 // A100 tensor cores). With round-to-nearest sums this emulation's 3xTF32 error is 2.0e-5 of the rms, with
 // truncation 1.2e-4, the latter what the kernel shows on an H100 for the nearest shape (1.3e-4, dk 64):
 // truncation, not the TF32 split, is what the kernel's error is made of.
-enum class Prec { kExact, kTf32x3, kTf32 };
+enum class Prec { kExact, kTf32x3, kTf32, kBf16x3 };
 
 float to_tf32(float x) {  // cvt.rna.tf32.f32: round to nearest (ties away) at 10 mantissa bits
   uint32_t u;
   std::memcpy(&u, &x, 4);
   u = (u + 0x1000u) & 0xFFFFE000u;
+  float r;
+  std::memcpy(&r, &u, 4);
+  return r;
+}
+
+float to_bf16(float x) {  // round to nearest even at 7 stored mantissa bits (cvt.rn.bf16.f32)
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
   float r;
   std::memcpy(&r, &u, 4);
   return r;
@@ -59,6 +69,13 @@ double product_sum(Prec p, const double* a, size_t sa, const double* b, size_t s
   };
   for (int i = 0; i < n; ++i) {
     const float x = static_cast<float>(a[i * sa]), y = static_cast<float>(b[i * sb]);
+    if (p == Prec::kBf16x3) {  // the same split with bf16 parts (mma.m16n8k16 bf16: twice TF32's rate)
+      const float xh = to_bf16(x), yh = to_bf16(y), xl = to_bf16(x - xh), yl = to_bf16(y - yh);
+      acc = add_rz(acc, static_cast<double>(xl) * yh);
+      acc = add_rz(acc, static_cast<double>(xh) * yl);
+      acc = add_rz(acc, static_cast<double>(xh) * yh);
+      continue;
+    }
     const float xh = to_tf32(x), yh = to_tf32(y);
     if (p == Prec::kTf32) {
       acc = add_rz(acc, static_cast<double>(xh) * yh);
@@ -251,10 +268,11 @@ TEST(GdnChunkMath, ChunkedFormIsTheTokenRecurrence) {
 // Within the 1e-3 of the rms that tests/gpu/test_gdn_prefill.cpp allows the chunked kernel (measured there
 // 1.7e-4 outputs, 2.9e-4 state on an H100 with its shapes). Also printed, not asserted: 1xTF32's error
 // (2.4e-2 here: one TF32 rounding per operand is far outside the bound, so a faster kernel cannot simply
-// drop the split).
+// drop the split), and 3xBF16's (2.8e-4: inside the bound, so the split on bf16 mma.m16n8k16 -- k 16 an
+// instruction instead of 8, two values a register -- is numerically open to the next chunked kernel).
 TEST(GdnChunkMath, Tf32x3ProductsStayWithinTheKernelBound) {
   std::mt19937 rng(8);
-  double worst3 = 0.0, worst1 = 0.0;
+  double worst3 = 0.0, worst1 = 0.0, worst_b3 = 0.0;
   const std::vector<Case> cases = {
       {65, {65}}, {200, {13, 187}}, {150, {1, 63, 86}}};  // (the sanitizer build)
   for (const Shape sh : {Shape{32, 32}, Shape{64, 16}}) {
@@ -264,6 +282,10 @@ TEST(GdnChunkMath, Tf32x3ProductsStayWithinTheKernelBound) {
       const std::vector<double> o_tok = token_scan(in, sh, s_tok);
       const std::vector<double> o3 = chunked_scan(in, sh, cs.calls, Prec::kTf32x3, s3);
       const std::vector<double> o1 = chunked_scan(in, sh, cs.calls, Prec::kTf32, s1);
+      std::vector<double> sb;
+      const std::vector<double> ob = chunked_scan(in, sh, cs.calls, Prec::kBf16x3, sb);
+      worst_b3 = std::max({worst_b3, worst_row_rel(ob, o_tok, static_cast<size_t>(sh.dv)),
+                           worst_row_rel(sb, s_tok, s_tok.size())});
       worst3 = std::max({worst3, worst_row_rel(o3, o_tok, static_cast<size_t>(sh.dv)),
                          worst_row_rel(s3, s_tok, s_tok.size())});
       worst1 = std::max({worst1, worst_row_rel(o1, o_tok, static_cast<size_t>(sh.dv)),
@@ -271,8 +293,9 @@ TEST(GdnChunkMath, Tf32x3ProductsStayWithinTheKernelBound) {
     }
   }
   std::printf(
-      "[gdn_chunk_math] max |err| / rms vs the double recurrence: 3xTF32 %.3g (bound 1e-3), 1xTF32 %.3g\n",
-      worst3, worst1);
+      "[gdn_chunk_math] max |err| / rms vs the double recurrence: 3xTF32 %.3g (bound 1e-3), 1xTF32 %.3g, "
+      "3xBF16 %.3g\n",
+      worst3, worst1, worst_b3);
   EXPECT_LT(worst3, 1e-3);
   EXPECT_GT(worst3, 0.0) << "the emulation rounds nothing";
 }
@@ -285,7 +308,7 @@ TEST(GdnChunkMath, Tf32x3ProductsStayWithinTheKernelBound) {
 // decays. The one-float error is printed and must be the larger: the mirror models the mechanism.
 TEST(GdnChunkMath, StrongDecaysStayWithinTheKernelBound) {
   std::mt19937 rng(9);
-  double worst_hilo = 0.0, worst_f32 = 0.0;
+  double worst_hilo = 0.0, worst_f32 = 0.0, worst_b3 = 0.0;
   for (const Shape sh : {Shape{32, 32}, Shape{64, 16}}) {
     Inputs in = make_inputs(rng, sh, 200);
     std::uniform_real_distribution<double> ua(-2.0, -0.05);
@@ -300,6 +323,10 @@ TEST(GdnChunkMath, StrongDecaysStayWithinTheKernelBound) {
       const std::vector<double> o_tok = token_scan(in, sh, s_tok);
       const std::vector<double> o_h = chunked_scan(in, sh, calls, Prec::kTf32x3, s_h, GForm::kHiLo);
       const std::vector<double> o_f = chunked_scan(in, sh, calls, Prec::kTf32x3, s_f, GForm::kF32);
+      std::vector<double> s_b;
+      const std::vector<double> o_b = chunked_scan(in, sh, calls, Prec::kBf16x3, s_b, GForm::kHiLo);
+      worst_b3 = std::max({worst_b3, worst_row_rel(o_b, o_tok, static_cast<size_t>(sh.dv)),
+                           worst_row_rel(s_b, s_tok, s_tok.size())});
       worst_hilo = std::max({worst_hilo, worst_row_rel(o_h, o_tok, static_cast<size_t>(sh.dv)),
                              worst_row_rel(s_h, s_tok, s_tok.size())});
       worst_f32 = std::max({worst_f32, worst_row_rel(o_f, o_tok, static_cast<size_t>(sh.dv)),
@@ -307,8 +334,8 @@ TEST(GdnChunkMath, StrongDecaysStayWithinTheKernelBound) {
     }
   }
   std::printf("[gdn_chunk_math] strong decays, max |err| / rms: 3xTF32 with G as hi + lo %.3g (bound 1e-3), "
-              "G in one float %.3g\n",
-              worst_hilo, worst_f32);
+              "G in one float %.3g; 3xBF16 with hi + lo %.3g\n",
+              worst_hilo, worst_f32, worst_b3);
   EXPECT_LT(worst_hilo, 1e-3);
   EXPECT_GT(worst_f32, worst_hilo);
 }
