@@ -358,8 +358,9 @@ GpuStatus attention_decode(const AttentionArgs& in, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.ctx_hint >= a.m && a.ctx_hint <= a.max_ctx,
                  "attention_decode: ctx_hint must be in [M, max_ctx=" + std::to_string(a.max_ctx) +
                      "], got " + std::to_string(a.ctx_hint));
-  QC_GPU_REQUIRE(a.out || a.out_q.hi, "attention_decode: an output (out or out_q) is required; out16 is the "
-                                      "prompt path's (attention_prefill)");
+  QC_GPU_REQUIRE(a.out || a.out_q.hi,
+                 "attention_decode: an output (out or out_q) is required; out16 is the "
+                 "prompt path's (attention_prefill)");
   if (a.split_len < 0) a.split_len = 0;
   const int n_splits = attention_grid_splits(a.ctx_hint, a.split_len, a.n_kv, device_sm_count());
   QC_GPU_TRY(check_and_prep(a, "attention_decode", kMaxTokens, stream));

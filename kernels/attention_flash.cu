@@ -5,9 +5,10 @@
 // its last row's in tiles of 64: K and V tiles [64][head_dim] f16 stream into shared memory with cp.async,
 // one buffer each, on flash-attention 2's schedule (V_j lands during S_j and the softmax, K_{j+1} during
 // P_j V_j). Per tile and warp: S = Q K^T (16 x 64, mma m16n8k16 over head_dim), causal mask by
-// position, online softmax in base 2 (row max and sum over the four lanes that share a row), O = O * rescale + P V
-// (16 x head_dim). Fragments come from shared memory with ldmatrix (.trans for V); shared rows are padded by
-// 16 bytes so the eight rows of an 8x8 matrix fall on distinct banks. Shared memory: (16 W + 2 x 64) x
+// position, online softmax in base 2 (row max and sum over the four lanes that share a row),
+// O = O * rescale + P V (16 x head_dim). Fragments come from shared memory with ldmatrix (.trans for V);
+// shared rows are padded by 16 bytes so the eight rows of an 8x8 matrix fall on distinct banks.
+// Shared memory: (16 W + 2 x 64) x
 // (head_dim + 8) halves = 99 KiB for head_dim 256 and 4 warps (two blocks per SM), 132 KiB for 8 warps
 // (one block per SM, half the K/V traffic per query row). Registers: the output accumulator is
 // head_dim / 8 x 4 floats per thread (128 for head_dim 256). The GQA group's heads read the same KV tiles
@@ -314,8 +315,8 @@ __global__ void __launch_bounds__(32 * W, W == 4 ? 2 : 1)
 template <int D, int W>
 cudaError_t launch_flash(const AttentionArgs& a, float scale, cudaStream_t stream) {
   const size_t smem = FlashSmem<D, W>::kBytes;
-  const cudaError_t e = cudaFuncSetAttribute(attn_flash_kernel<D, W>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(smem));
+  const cudaError_t e = cudaFuncSetAttribute(
+      attn_flash_kernel<D, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (e != cudaSuccess) return e;
   const dim3 grid((a.m + FlashSmem<D, W>::kRows - 1) / FlashSmem<D, W>::kRows, a.n_head);
   return launch_kernel(attn_flash_kernel<D, W>, grid, dim3(32 * W), smem, stream, a.pdl, a, scale);

@@ -18,7 +18,7 @@ constexpr int kMaxDv = 256;
 constexpr int kConvThreads = 256;  // conv kernel block: 8 warps, one (token, head) each
 constexpr int kNormThreads = 256;  // gated-norm kernel block: 8 warps, one (token, value head) each
 constexpr int kRingThreads = 256;
-constexpr int kScanCols = 1;      // columns per thread (gdn_scan_tile.cuh scan_cols counts one)
+constexpr int kScanCols = 1;  // columns per thread (gdn_scan_tile.cuh scan_cols counts one)
 static_assert(kScanCols == 1, "launch_column_scan's grid (scan_cols) assumes one column a thread");
 constexpr int kTile = kScanTile;  // positions staged per shared-memory tile (gdn_scan_tile.cuh)
 static_assert(kTile == kGdnScaledPositions, "the scaled scan's tiles are the token scan's");

@@ -184,8 +184,8 @@ std::vector<double> chunked_scan(const Inputs& in, const Shape& sh, const std::v
       }
       for (int i = 0; i < dk; ++i)
         for (int t = 0; t < kC; ++t)
-          Qw[t * dk + i] =
-              store(p, std::exp(store(p, G[t])) * Q[t * dk + i] - product_sum(p, &P[t * kC], 1, &W[i], dk, kC));
+          Qw[t * dk + i] = store(
+              p, std::exp(store(p, G[t])) * Q[t * dk + i] - product_sum(p, &P[t * kC], 1, &W[i], dk, kC));
       for (int c = 0; c < dv; ++c) {
         for (int l = 0; l < kC; ++l) X[l] = store(p, beta[l] * V[l * dv + c]);
         for (int t = 0; t < kC; ++t) U[t * dv + c] = store(p, product_sum(p, &T[t * kC], 1, X.data(), 1, kC));
@@ -236,6 +236,13 @@ double worst_row_rel(const std::vector<double>& a, const std::vector<double>& b,
   return worst;
 }
 
+// The larger of worst_row_rel over the outputs (rows of dv) and over the state (one row), against the
+// reference's outputs and state.
+double worst_of(const std::vector<double>& o, const std::vector<double>& st, const std::vector<double>& o_ref,
+                const std::vector<double>& st_ref, int dv) {
+  return std::max(worst_row_rel(o, o_ref, static_cast<size_t>(dv)), worst_row_rel(st, st_ref, st_ref.size()));
+}
+
 struct Case {
   int m;
   std::vector<int> calls;
@@ -278,18 +285,14 @@ TEST(GdnChunkMath, Tf32x3ProductsStayWithinTheKernelBound) {
   for (const Shape sh : {Shape{32, 32}, Shape{64, 16}}) {
     for (const Case& cs : cases) {
       const Inputs in = make_inputs(rng, sh, cs.m);
-      std::vector<double> s_tok, s3, s1;
+      std::vector<double> s_tok, s3, s1, sb;
       const std::vector<double> o_tok = token_scan(in, sh, s_tok);
       const std::vector<double> o3 = chunked_scan(in, sh, cs.calls, Prec::kTf32x3, s3);
       const std::vector<double> o1 = chunked_scan(in, sh, cs.calls, Prec::kTf32, s1);
-      std::vector<double> sb;
       const std::vector<double> ob = chunked_scan(in, sh, cs.calls, Prec::kBf16x3, sb);
-      worst_b3 = std::max({worst_b3, worst_row_rel(ob, o_tok, static_cast<size_t>(sh.dv)),
-                           worst_row_rel(sb, s_tok, s_tok.size())});
-      worst3 = std::max({worst3, worst_row_rel(o3, o_tok, static_cast<size_t>(sh.dv)),
-                         worst_row_rel(s3, s_tok, s_tok.size())});
-      worst1 = std::max({worst1, worst_row_rel(o1, o_tok, static_cast<size_t>(sh.dv)),
-                         worst_row_rel(s1, s_tok, s_tok.size())});
+      worst_b3 = std::max(worst_b3, worst_of(ob, sb, o_tok, s_tok, sh.dv));
+      worst3 = std::max(worst3, worst_of(o3, s3, o_tok, s_tok, sh.dv));
+      worst1 = std::max(worst1, worst_of(o1, s1, o_tok, s_tok, sh.dv));
     }
   }
   std::printf(
@@ -319,23 +322,20 @@ TEST(GdnChunkMath, StrongDecaysStayWithinTheKernelBound) {
         in.gl[t] = 600.0 * ua(rng);  // softplus(600 + dt_bias) * ssm_a
     }
     for (const std::vector<int>& calls : {std::vector<int>{200}, std::vector<int>{13, 187}}) {
-      std::vector<double> s_tok, s_h, s_f;
+      std::vector<double> s_tok, s_h, s_f, s_b;
       const std::vector<double> o_tok = token_scan(in, sh, s_tok);
       const std::vector<double> o_h = chunked_scan(in, sh, calls, Prec::kTf32x3, s_h, GForm::kHiLo);
       const std::vector<double> o_f = chunked_scan(in, sh, calls, Prec::kTf32x3, s_f, GForm::kF32);
-      std::vector<double> s_b;
       const std::vector<double> o_b = chunked_scan(in, sh, calls, Prec::kBf16x3, s_b, GForm::kHiLo);
-      worst_b3 = std::max({worst_b3, worst_row_rel(o_b, o_tok, static_cast<size_t>(sh.dv)),
-                           worst_row_rel(s_b, s_tok, s_tok.size())});
-      worst_hilo = std::max({worst_hilo, worst_row_rel(o_h, o_tok, static_cast<size_t>(sh.dv)),
-                             worst_row_rel(s_h, s_tok, s_tok.size())});
-      worst_f32 = std::max({worst_f32, worst_row_rel(o_f, o_tok, static_cast<size_t>(sh.dv)),
-                            worst_row_rel(s_f, s_tok, s_tok.size())});
+      worst_b3 = std::max(worst_b3, worst_of(o_b, s_b, o_tok, s_tok, sh.dv));
+      worst_hilo = std::max(worst_hilo, worst_of(o_h, s_h, o_tok, s_tok, sh.dv));
+      worst_f32 = std::max(worst_f32, worst_of(o_f, s_f, o_tok, s_tok, sh.dv));
     }
   }
-  std::printf("[gdn_chunk_math] strong decays, max |err| / rms: 3xTF32 with G as hi + lo %.3g (bound 1e-3), "
-              "G in one float %.3g; 3xBF16 with hi + lo %.3g\n",
-              worst_hilo, worst_f32, worst_b3);
+  std::printf(
+      "[gdn_chunk_math] strong decays, max |err| / rms: 3xTF32 with G as hi + lo %.3g (bound 1e-3), "
+      "G in one float %.3g; 3xBF16 with hi + lo %.3g\n",
+      worst_hilo, worst_f32, worst_b3);
   EXPECT_LT(worst_hilo, 1e-3);
   EXPECT_GT(worst_f32, worst_hilo);
 }
