@@ -20,6 +20,7 @@
 #include "common.cuh"
 #include "gemv_block.h"
 #include "gemv_block_piece.cuh"
+#include "gemv_block_seg.h"
 #include "gemv_block_stream.h"
 
 namespace qc::gpu {
@@ -279,6 +280,7 @@ GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
                  "gemv_block: Q4_0/Q5_0 weights must start 2-byte aligned");
   QC_GPU_REQUIRE(a.engine != BlockEngine::kStream || a.format != ActFormat::kF32,
                  "gemv_block: the stream engine runs the quantised activation forms (h, hl), not f32");
+  if (a.engine == BlockEngine::kSegments) return detail::gemv_block_seg(a, stream);
   const bool stream_engine = a.engine == BlockEngine::kStream;  // kAuto: registers (gemv_block.h)
   int rows_per_warp = 1;
   if (stream_engine) {

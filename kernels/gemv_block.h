@@ -10,7 +10,9 @@
 // same warps_per_row): registers (gemv_block.cu: a lane loads its pieces itself; the default) or stream
 // (sm_90, opt-in, gemv_block_stream.cu: the bulk copy engine stages whole rows or row chunks in a
 // shared-memory ring, so the bytes in flight cost no registers; measured 2026-12-06 on an H100 slower than
-// the register engine on every 27B decode shape but the lm_head: docs/PERFORMANCE.md).
+// the register engine on every 27B decode shape but the lm_head: docs/PERFORMANCE.md). A third engine,
+// segments (gemv_block_seg.cu, Q4_K / Q5_K), loads every weight byte once per warp instead of twice per
+// lane pair and shares the activation loads between rows; it sums in its own order (its own bits).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -26,6 +28,8 @@ enum class BlockEngine : uint8_t {
   kAuto,       // registers: the stream engine measured slower on the 27B decode shapes (2026-12-06)
   kRegisters,  // gemv_block.cu
   kStream,     // gemv_block_stream.cu (sm_90+, opt-in); kF32 always runs on the register engine
+  kSegments,   // gemv_block_seg.cu (opt-in, Q4_K / Q5_K, h / hl): a warp's lanes on consecutive 16-byte
+               // segments of a row, activation loads shared by 2 or 4 rows; its own bit class
 };
 
 struct GemvBlockArgs {

@@ -113,7 +113,22 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
       {"hs_c15", H, 0, -1, -1, 0, E::kStream, 15},
       {"hls_c15r1", HL, 1, -1, -1, 0, E::kStream, 15},
       {"hls_half", HL, 0, -1, -1, 0, E::kStream, 0, 0, 0, 110 * 1024},
-      {"hls_c15s2", HL, 0, -1, -1, 0, E::kStream, 15, 0, 2}};
+      {"hls_c15s2", HL, 0, -1, -1, 0, E::kStream, 15, 0, 2},
+      // The segment engine (Q4_K / Q5_K; other types report its refusal): "hlg" / "hg" its launcher's
+      // choices, "_rR" R rows per warp, "p0" / "p1" the next window's loads in flight or not, "_wW" W warps
+      // per row.
+      {"hlg", HL, 0, -1, -1, 0, E::kSegments},
+      {"hg", H, 0, -1, -1, 0, E::kSegments},
+      {"hlg_r2p0", HL, 2, 0, -1, 0, E::kSegments},
+      {"hlg_r2p1", HL, 2, 1, -1, 0, E::kSegments},
+      {"hlg_r4p0", HL, 4, 0, -1, 0, E::kSegments},
+      {"hlg_r4p1", HL, 4, 1, -1, 0, E::kSegments},
+      {"hlg_w1", HL, 0, -1, -1, 1, E::kSegments},
+      {"hlg_w2", HL, 0, -1, -1, 2, E::kSegments},
+      {"hlg_w4", HL, 0, -1, -1, 4, E::kSegments},
+      {"hlg_w8", HL, 0, -1, -1, 8, E::kSegments},
+      {"hg_r4p0", H, 4, 0, -1, 0, E::kSegments},
+      {"hg_r4p1", H, 4, 1, -1, 0, E::kSegments}};
   std::vector<Form> forms;
   for (const Form& f : all_forms)
     if (form_filter.empty() || ("," + form_filter + ",").find(std::string(",") + f.name + ",") != std::string::npos)

@@ -8,6 +8,8 @@
 //   against the f64 CPU oracle on the same file, through the decode path and the prompt path.
 // Skipped without a device.
 #include <cstdio>
+#include <cstring>
+#include <utility>
 
 #include "../unit/kquant_model_file.h"
 #include "../unit/temp_dir.h"
@@ -249,6 +251,118 @@ TEST(BlockQuantKernels, QuantisedActivationGemvIsTheExactDotWithinItsRounding) {
           }
     }
   }
+}
+
+// The segment engine (kernels/gemv_block_seg.cu, Q4_K / Q5_K): the same bound against the exact dot product
+// (its per-term roundings are the register engine's, per 16-value half instead of per piece, and its chains
+// are shorter); for a fixed warps-per-row split the same bits for every rows per warp and pipeline, and every
+// token of an M-token call the bits of the M = 1 call on that token alone (what MTP verification relies on).
+// K = 1280 and 2304 leave the last 1024-value window a quarter full; N = 70 and 37 cut the last row group.
+TEST(BlockQuantKernels, SegmentEngineIsTheExactDotAndItsBitsDependOnTheSplitOnly) {
+  QC_REQUIRE_CUDA_DEVICE();
+  for (const TypeCase& tc : {kTypes[2], kTypes[3]})
+    for (const auto& [N, K] : {std::pair{70, 1280}, std::pair{37, 2304}}) {
+      const int ld_x = K + 4, ld_q = K + 16, ld_s = K / 32 + 3, ld_y = N + 3;
+      const BlockMatrix m = random_matrix(tc, N, K, 18);
+      const double target = 1.0 / std::sqrt(static_cast<double>(K));
+      std::mt19937 rng(19);
+      std::normal_distribution<float> nd(0.0f, 1.0f);
+      std::vector<float> x(static_cast<size_t>(4) * ld_x), res(static_cast<size_t>(4) * ld_y);
+      for (float& v : x) v = nd(rng);
+      for (float& v : res) v = nd(rng);
+      gpu::test::DevBuf<float> dx(x), dres(res), dy(res.size()), dscale(static_cast<size_t>(4) * ld_s);
+      gpu::test::DevBuf<int8_t> dhi(static_cast<size_t>(4) * ld_q), dlo(static_cast<size_t>(4) * ld_q);
+      for (const ActFormat f : {ActFormat::kH, ActFormat::kHL}) {
+        const bool hl = f == ActFormat::kHL;
+        gpu::QuantizeArgs qa;
+        qa.x = dx.get();
+        qa.ld_x = ld_x;
+        qa.n = K;
+        qa.m = 4;
+        qa.out = gpu::QActOut{dhi.get(), hl ? dlo.get() : nullptr, dscale.get(), ld_q, ld_s};
+        QC_ASSERT_OK(gpu::quantize_act(qa, nullptr));
+        const std::vector<int8_t> hi = dhi.download(), lo = dlo.download();
+        const std::vector<float> sc = dscale.download();
+        auto xhat = [&](int t, int k) {
+          const size_t i = static_cast<size_t>(t) * ld_q + static_cast<size_t>(k);
+          const double s = sc[static_cast<size_t>(t) * ld_s + static_cast<size_t>(k / 32)];
+          return hl ? s * (127.0 * hi[i] + lo[i]) / 127.0 : s * hi[i];
+        };
+        for (int wpr : {0, 1, 2, 4, 8}) {
+          auto run = [&](int M, int rpw, int pipe, int first_token, bool with_res) {
+            gpu::GemvBlockArgs a;
+            a.w = m.weights(tc.type);
+            a.format = f;
+            a.engine = gpu::BlockEngine::kSegments;
+            a.rows_per_warp = rpw;
+            a.pipeline = pipe;
+            a.warps_per_row = wpr;
+            const gpu::QActIn in = qa.out.in();
+            const size_t at = static_cast<size_t>(first_token) * ld_q;
+            a.xq = gpu::QActIn{in.hi + at, in.lo ? in.lo + at : nullptr, in.scale + first_token * ld_s, ld_q, ld_s};
+            a.y = dy.get();
+            a.ld_y = ld_y;
+            a.residual = with_res ? dres.get() : nullptr;
+            a.ld_residual = ld_y;
+            a.m = M;
+            const gpu::GpuStatus st = gpu::gemv_block(a, nullptr);
+            EXPECT_TRUE(st.ok()) << st.describe();
+            return dy.download();
+          };
+          for (int M = 1; M <= 4; ++M)
+            for (bool with_res : {false, true}) {
+              const std::vector<float> y1 = run(M, 2, 0, 0, with_res);
+              if (::testing::Test::HasFailure()) return;
+              for (int rpw : {0, 2, 4})
+                for (int pipe : {-1, 0, 1}) {
+                  const std::vector<float> yu = run(M, rpw, pipe, 0, with_res);
+                  for (int t = 0; t < M; ++t)
+                    ASSERT_EQ(std::memcmp(&yu[static_cast<size_t>(t) * ld_y], &y1[static_cast<size_t>(t) * ld_y],
+                                          sizeof(float) * N),
+                              0)
+                        << gpu::block_type_name(tc.type) << " rows/warp " << rpw << " pipeline " << pipe
+                        << " M=" << M << " wpr=" << wpr;
+                }
+              if (!with_res)
+                for (int t = 1; t < M; ++t) {  // token t alone (the residual is per token row: skipped)
+                  const std::vector<float> yt = run(1, 4, 1, t, false);
+                  ASSERT_EQ(std::memcmp(&yt[0], &y1[static_cast<size_t>(t) * ld_y], sizeof(float) * N), 0)
+                      << gpu::block_type_name(tc.type) << " token " << t << " of M=" << M << " wpr=" << wpr;
+                }
+              const std::vector<float> y2 = run(M, 2, 0, 0, with_res);
+              for (int t = 0; t < M; ++t)
+                for (int n = 0; n < N; ++n) {
+                  double exact = with_res ? res[static_cast<size_t>(t) * ld_y + n] : 0.0, mag = std::fabs(exact);
+                  for (int k = 0; k < K; ++k) {
+                    const double w = m.values[static_cast<size_t>(n) * K + k], xv = xhat(t, k);
+                    exact += w * xv;
+                    mag += (std::fabs(w) + target) * std::fabs(xv);
+                  }
+                  const size_t at = static_cast<size_t>(t) * ld_y + static_cast<size_t>(n);
+                  const double tol = (K / 32 + 9 + 5) * std::ldexp(1.0, -24) * mag;
+                  ASSERT_LE(std::fabs(y1[at] - exact), tol)
+                      << gpu::block_type_name(tc.type) << (hl ? " hl" : " h") << " M=" << M << " wpr=" << wpr
+                      << " token " << t << " row " << n;
+                  ASSERT_EQ(std::memcmp(&y1[at], &y2[at], 4), 0) << "not deterministic";
+                }
+            }
+        }
+      }
+    }
+  // Types it does not read are refused with the reason, not run on another engine.
+  const BlockMatrix q6 = random_matrix(kTypes[4], 4, 256, 20);
+  gpu::test::DevBuf<int8_t> hi(256);
+  gpu::test::DevBuf<float> scale(8), y(4);
+  gpu::GemvBlockArgs a;
+  a.w = q6.weights(BlockType::kQ6_K);
+  a.format = ActFormat::kH;
+  a.engine = gpu::BlockEngine::kSegments;
+  a.xq = gpu::QActIn{hi.get(), nullptr, scale.get(), 256, 8};
+  a.y = y.get();
+  a.ld_y = 4;
+  const gpu::GpuStatus s = gpu::gemv_block(a, nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.describe().find("segment engine reads Q4_K and Q5_K, got Q6_K"), std::string::npos) << s.describe();
 }
 
 TEST(BlockQuantKernels, BadArgumentsAreRefused) {

@@ -33,6 +33,7 @@ build_tree() {  # $1 source, $2 build dir, $3 log name
   cmake -S "$1" -B "$2" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DQWENCHAT_GUI=OFF -DQWENCHAT_CUDA=ON \
     -DQWENCHAT_WERROR=OFF > "$OUT/$3-configure.log" 2>&1 || return 1
   ninja -C "$2" -j"$JOBS" qwenchat_gpu_tests qwenchat_unit_tests qwenchat-bench qwenchat-cli qwenchat-mkmodel \
+    qwenchat-gemv-bench \
     > "$OUT/$3-build.log" 2>&1
 }
 

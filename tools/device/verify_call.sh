@@ -7,7 +7,8 @@
 # matches, after 40 (e.g. NCU_KERNEL='attn_flash|gdn_scaled' NCU_COUNT=2). ~5 min on an H100.
 # Logs straight into $OUT (a call cut short keeps what ran); a short table last. LEAN=1 (~3 min, for a short
 # device budget): builds the GPU and unit tests and the bench alone, runs the GDN and attention GPU tests and
-# the DefaultModelCuda ones (the golden streams), one bench round, no ncu.
+# the DefaultModelCuda ones (the golden streams), one bench round, no ncu. SWEEP_FORMS=f1,f2,...: after the
+# tests, qwenchat-gemv-bench --blocks ${SWEEP_BLOCKS:-q4_k} --quick on those gemv_block forms.
 #   OUT=$OUT tools/device/verify_call.sh    # carry [".device/root"]
 set -u
 R=$OUT
@@ -27,7 +28,8 @@ golden() {
 if [[ ${LEAN:-0} == 1 ]]; then  # ~3 min: the GDN and attention GPU tests, the golden streams, one round
   cmake -S . -B build-after -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DQWENCHAT_GUI=OFF -DQWENCHAT_CUDA=ON \
     -DQWENCHAT_WERROR=OFF > /tmp/configure.log 2>&1 || { tail -20 /tmp/configure.log; exit 1; }
-  ninja -C build-after -j"$(nproc)" qwenchat_gpu_tests qwenchat_unit_tests qwenchat-bench > /tmp/build.log 2>&1 ||
+  ninja -C build-after -j"$(nproc)" qwenchat_gpu_tests qwenchat_unit_tests qwenchat-bench qwenchat-gemv-bench \
+    > /tmp/build.log 2>&1 ||
     { grep -E "error" /tmp/build.log | head; exit 1; }
   echo "== built $(date +%T)"
   [[ ${UPDATE_GOLDEN:-0} == 1 ]] && golden
@@ -48,6 +50,11 @@ else
   rm -f "$R/after-cli-texts.txt" "$R/after-configure.log" "$R/after-build.log"  # in tests-summary.log
   rounds=2
 fi
+if [[ -n ${SWEEP_FORMS:-} ]]; then
+  timeout 150 "$(find build-after -name qwenchat-gemv-bench -type f | head -1)" --blocks "${SWEEP_BLOCKS:-q4_k}" \
+    --quick --block-forms "$SWEEP_FORMS" > "$R/sweep.log" 2>&1
+  echo "== sweep rc=$? $(date +%T)"
+fi
 bench=$(find build-after -name qwenchat-bench -type f | head -1)
 for round in $(seq "$rounds"); do
   echo "==== round $round" >> "$R/bench.log"
@@ -61,6 +68,7 @@ if [[ -n ${NCU_KERNEL:-} && ${LEAN:-0} != 1 ]] && (( SECONDS < 420 )); then
   echo "== ncu rc=$? $(date +%T)"
 fi
 echo "==== summary"
+[[ -f $R/sweep.log ]] && sed -n '/==== gemv_block summary/,$p' "$R/sweep.log" && grep -E "^read ceiling" "$R/sweep.log" | head -2
 [[ -f $R/tests-summary.log ]] && tail -18 "$R/tests-summary.log"
 grep -E "prefill +[0-9]+ tokens|time to first token" "$R/bench.log"
 grep -E "^  (gdn|attention|sum) " "$R/bench.log" | head -8
