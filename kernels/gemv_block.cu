@@ -246,6 +246,13 @@ cudaError_t launch_m(const GemvBlockArgs& a, dim3 grid, cudaStream_t s) {
 
 }  // namespace
 
+BlockEngine block_engine_for(BlockEngine preferred, BlockType t, ActFormat f) {
+  if (f == ActFormat::kF32) return BlockEngine::kRegisters;
+  if (preferred == BlockEngine::kSegments && t != BlockType::kQ4_K && t != BlockType::kQ5_K)
+    return BlockEngine::kRegisters;
+  return preferred;
+}
+
 GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
   GemvBlockArgs a = in;
   QC_GPU_REQUIRE(a.w.data && a.y, "gemv_block: w and y must be non-null");
@@ -318,8 +325,12 @@ GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
     // Small N: the whole block on a row, or too few loads are in flight. Long rows with fewer warps than
     // ~48 a SM (ffn down, 17408 -> 5120): two warps a row (Q4_K hl 52 -> 69% on the H100); not for short
     // rows (attn/gdn out, K = 6144: 66 -> 55%), where each warp would get too few pieces.
+    // From N, K and the device alone, never from M or rows per warp: warps_per_row sets the order of a row's
+    // sum, and a token must get the same bits in an M-token call as alone (MTP verification, prompt reuse).
+    // (It used to count row groups of the M-dependent rows per warp: between 48 and 96 rows an SM, e.g. the
+    // 27B's ffn down on a 54..106-SM card, M = 1 and M >= 2 split rows differently.)
     const int sms = device_sm_count() > 0 ? device_sm_count() : 100;
-    const int row_groups = (a.w.rows + rows_per_warp - 1) / rows_per_warp;
+    const int row_groups = a.w.rows;
     if (a.w.rows < 2 * kWarps * sms)
       a.warps_per_row = kWarps;
     else if (a.format != ActFormat::kF32 && row_groups < 48 * sms && a.w.cols / 32 >= 12 * 32)

@@ -24,13 +24,9 @@
 
 namespace qc::gpu {
 
-enum class BlockEngine : uint8_t {
-  kAuto,       // registers: the stream engine measured slower on the 27B decode shapes (2026-12-06)
-  kRegisters,  // gemv_block.cu
-  kStream,     // gemv_block_stream.cu (sm_90+, opt-in); kF32 always runs on the register engine
-  kSegments,   // gemv_block_seg.cu (opt-in, Q4_K / Q5_K, h / hl): a warp's lanes on consecutive 16-byte
-               // segments of a row, activation loads shared by 2 or 4 rows; its own bit class
-};
+// The engines (kAuto: registers; segments takes Q4_K / Q5_K and runs the rest on registers): plain C++
+// vocabulary for the settings, in qwenchat_kernels/gemv_variant.h.
+using qc::BlockEngine;
 
 struct GemvBlockArgs {
   BlockWeights w{};
@@ -65,5 +61,10 @@ struct GemvBlockArgs {
   bool pdl = false;
 };
 GpuStatus gemv_block(const GemvBlockArgs& args, cudaStream_t stream);
+
+// The engine a matrix of type t read in form f runs on when `preferred` is asked for (KernelConfig's
+// block_engine, for a file that mixes types): `preferred` where it takes them (stream: h / hl; segments:
+// Q4_K / Q5_K in h / hl), else the registers. gemv_block() itself refuses an engine that does not take them.
+BlockEngine block_engine_for(BlockEngine preferred, BlockType t, ActFormat f);
 
 }  // namespace qc::gpu

@@ -14,6 +14,9 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
     {"model", true, "a GGUF file instead of a preset"},
     {"json", true, "write the results as JSON here"},
     {"variants", true, "comma-separated GEMV variants (default: all)"},
+    {"block-engines", true,
+     "comma-separated engines of the K-quant GEMV, each with every variant (default auto; a row is labelled "
+     "variant+engine where the engine is not auto)"},
     {"contexts", true, "comma-separated context lengths (default 0,4096,32768)"},
     {"tokens", true, "tokens per measurement (default 32)"},
     {"budget", true, "seconds after which the remaining measurements are skipped (default 200)"},
@@ -80,6 +83,16 @@ Result<Options> parse_bench_options(int argc, char** argv, bool* help) {
     }
   } else {
     for (int i = 0; i < qc::kGemvVariantCount; ++i) o.variants.push_back(static_cast<GemvVariant>(i));
+  }
+  if (const auto e = a.get("block-engines")) {
+    o.block_engines.clear();
+    for (const std::string& name : split(*e)) {
+      const auto g = qc::parse_block_engine(name);
+      if (!g)
+        return qc::make_error("--block-engines: unknown \"" + name + "\": expected " + qc::block_engine_list());
+      o.block_engines.push_back(*g);
+    }
+    if (o.block_engines.empty()) return qc::make_error("--block-engines: expected at least one engine");
   }
   if (const auto c = a.get("contexts")) {
     o.contexts.clear();

@@ -19,6 +19,7 @@ struct Options {
   std::string model;
   std::string json_path;
   std::vector<GemvVariant> variants;
+  std::vector<BlockEngine> block_engines = {BlockEngine::kAuto};  // the decode rows run variants x engines
   std::vector<int> contexts = {0, 4096, 32768};
   int tokens = 32;
   double budget_s = 200.0;

@@ -134,6 +134,17 @@ class Bench {
   // Breakdown, switches and M-token passes for one configuration (the default, then the fastest variant).
   void measure_config(const KernelConfig& base, const std::string& tag);
   GemvVariant fastest_variant() const;
+  // The decode rows: every variant with every K-quant GEMV engine asked for, engine by engine.
+  std::vector<std::pair<GemvVariant, qc::BlockEngine>> decode_configs() const {
+    std::vector<std::pair<GemvVariant, qc::BlockEngine>> out;
+    for (qc::BlockEngine e : opt_.block_engines)
+      for (GemvVariant v : opt_.variants) out.emplace_back(v, e);
+    return out;
+  }
+  static std::string row_label(GemvVariant v, qc::BlockEngine e) {
+    return std::string(qc::gemv_variant_name(v)) +
+           (e == qc::BlockEngine::kAuto ? "" : std::string("+") + qc::block_engine_name(e));
+  }
   // Projected MTP speed-up from measured pass times (random weights make acceptance meaningless).
   json project_mtp(const std::array<double, 5>& pass_s);
   // Measured acceptance and speed-up of greedy generation with MTP on a model file that has the block.
@@ -228,11 +239,13 @@ void Bench::measure_variants() {
   const double S = static_cast<double>(CudaProbe::recurrent_bytes_per_step(*be_));
   std::printf(
       "\n== decode, one token per step: device time (graph replayed back to back) and forward() time ==\n");
-  std::printf("%-8s %6s %7s %10s %10s %9s %9s %8s %9s %9s\n", "variant", "ctx", "kernels", "device ms",
+  std::printf("%-14s %6s %7s %10s %10s %9s %9s %8s %9s %9s\n", "variant", "ctx", "kernels", "device ms",
               "fwd ms", "tok/s", "dev tok/s", "GB/s", "floor", "% floor");
-  for (GemvVariant v : opt_.variants) {
+  for (const auto& [v, engine] : decode_configs()) {
     KernelConfig k;
     k.gemv = v;
+    k.block_engine = engine;
+    const std::string label = row_label(v, engine);
     if (!be_->set_kernel_config(k).ok()) continue;
     int nodes = 0;
     if (CudaProbe::set_position_unchecked(*be_, 0).ok()) {
@@ -240,9 +253,9 @@ void Bench::measure_variants() {
       nodes = n.ok() ? *n : -1;
     }
     for (int ctx : opt_.contexts) {
-      if (out_of_time(std::string(qc::gemv_variant_name(v)) + " ctx " + std::to_string(ctx))) return;
+      if (out_of_time(label + " ctx " + std::to_string(ctx))) return;
       Row r;
-      r.variant = qc::gemv_variant_name(v);
+      r.variant = label;
       r.ctx = ctx;
       r.kernels = nodes;
       r.weight_bytes = W;
@@ -267,12 +280,12 @@ void Bench::measure_variants() {
           r.error = f.error().describe();
       }
       if (r.error.empty())
-        std::printf("%-8s %6d %7d %10.3f %10.3f %9.1f %9.1f %8.0f %7.3fms %8.1f%%\n", r.variant.c_str(), ctx,
+        std::printf("%-14s %6d %7d %10.3f %10.3f %9.1f %9.1f %8.0f %7.3fms %8.1f%%\n", r.variant.c_str(), ctx,
                     r.kernels, r.device_s * 1e3, r.forward_s * 1e3, 1.0 / r.forward_s, 1.0 / r.device_s,
                     (r.weight_bytes + r.kv_bytes) / r.device_s / 1e9, r.floor_s * 1e3,
                     100.0 * r.floor_s / r.device_s);
       else
-        std::printf("%-8s %6d ERROR %s\n", r.variant.c_str(), ctx, r.error.c_str());
+        std::printf("%-14s %6d ERROR %s\n", r.variant.c_str(), ctx, r.error.c_str());
       rows_.push_back(r);
     }
   }
@@ -284,8 +297,10 @@ GemvVariant Bench::fastest_variant() const {
   for (const Row& r : rows_) {
     if (!r.error.empty() || r.ctx != opt_.contexts.front() || r.device_s <= 0.0 || r.device_s >= best_s)
       continue;
+    const auto v = qc::parse_gemv_variant(r.variant);  // rows of another engine ("tile+segments") are not
+    if (!v) continue;                                   // a variant of the default engine
     best_s = r.device_s;
-    best = *qc::parse_gemv_variant(r.variant);
+    best = *v;
   }
   return best;
 }
@@ -526,18 +541,18 @@ void Bench::print_table() {
   std::printf("weights read per token %.2f GB; floor at the ceiling %.1f tok/s (ctx 0)\n",
               CudaProbe::weight_bytes_per_token(*be_) / 1e9,
               ceil_.read_gbs * 1e9 / CudaProbe::weight_bytes_per_token(*be_));
-  std::printf("%-8s %7s", "variant", "kernels");
+  std::printf("%-14s %7s", "variant", "kernels");
   for (int ctx : opt_.contexts) std::printf("  %17s", ("ctx " + std::to_string(ctx)).c_str());
   std::printf("\n");
-  for (GemvVariant v : opt_.variants) {
-    const std::string name = qc::gemv_variant_name(v);
+  for (const auto& [v, engine] : decode_configs()) {
+    const std::string name = row_label(v, engine);
     bool any = false;
     for (const Row& r : rows_) any = any || r.variant == name;
     if (!any) continue;
     int kernels = 0;
     for (const Row& r : rows_)
       if (r.variant == name) kernels = r.kernels;
-    std::printf("%-8s %7d", name.c_str(), kernels);
+    std::printf("%-14s %7d", name.c_str(), kernels);
     for (int ctx : opt_.contexts) {
       const Row* row = nullptr;
       for (const Row& r : rows_)

@@ -16,6 +16,8 @@ std::vector<app::OptionSpec> engine_option_specs() {
                            "simulates a smaller card"},
       {"gemv", true, "cuda: Q8_0 GEMV variant: " + gemv_variant_list() + " (default tile)"},
       {"splitk", true, "cuda: K chunks of the sk variant, 2..16 (default 4)"},
+      {"block-engine", true, "cuda: engine of the K-quant / Q4_0 / Q5_0 GEMV: " + block_engine_list() +
+                                 " (default auto)"},
       {"graph", true, "cuda: on|off: replay each decode step as one captured CUDA graph (default on)"},
       {"fuse", true, "cuda: on|off: fused norm+quantise and gate+up+SwiGLU kernels (default on)"},
       {"pdl", true, "cuda: on|off: programmatic dependent launch on Hopper (default on)"},
@@ -42,6 +44,12 @@ Result<KernelConfig> kernel_config(const app::Args& args) {
     if (!v)
       return make_error("--gemv: unknown variant \"" + *g + "\": expected one of " + gemv_variant_list());
     k.gemv = *v;
+  }
+  if (const auto e = args.get("block-engine")) {
+    const auto v = parse_block_engine(*e);
+    if (!v)
+      return make_error("--block-engine: unknown engine \"" + *e + "\": expected one of " + block_engine_list());
+    k.block_engine = *v;
   }
   QC_ASSIGN(const long long sk, args.get_int("splitk", k.split_k, 2, 16));
   k.split_k = static_cast<int>(sk);

@@ -96,6 +96,7 @@ nlohmann::json Settings::to_json() const {
             {"tile_rows_per_warp", engine.kernels.tile_rows_per_warp},
             {"tile_unroll", engine.kernels.tile_unroll},
             {"tile_blocks_per_sm", engine.kernels.tile_blocks_per_sm},
+            {"block_engine", block_engine_name(engine.kernels.block_engine)},
             {"fuse_residual_norm_quant", engine.kernels.fuse_residual_norm_quant},
             {"fuse_gate_up", engine.kernels.fuse_gate_up},
             {"cuda_graph", engine.kernels.cuda_graph},
@@ -137,6 +138,15 @@ Settings Settings::from_json(const nlohmann::json& j, std::vector<std::string>* 
       } else if (warnings) {
         warnings->push_back("settings.kernels.gemv: expected one of " + gemv_variant_list() + ", got " +
                             g->dump());
+      }
+    }
+    if (const auto e = k->find("block_engine"); e != k->end()) {
+      const auto v = e->is_string() ? parse_block_engine(e->get<std::string>()) : std::nullopt;
+      if (v) {
+        s.engine.kernels.block_engine = *v;
+      } else if (warnings) {
+        warnings->push_back("settings.kernels.block_engine: expected one of " + block_engine_list() + ", got " +
+                            e->dump());
       }
     }
     read(*k, "split_k", s.engine.kernels.split_k, warnings);

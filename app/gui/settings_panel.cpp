@@ -195,6 +195,20 @@ void SettingsPanel::kernels(UiContext& ctx) {
     changed |= ImGui::SliderInt("Blocks per SM", &k.tile_blocks_per_sm, -1, 8,
                                 k.tile_blocks_per_sm < 0 ? "auto" : "%d");
   }
+  const std::string engine = block_engine_name(k.block_engine);
+  if (ImGui::BeginCombo("K-quant GEMV engine", engine.c_str())) {
+    for (int i = 0; i < kBlockEngineCount; ++i) {
+      const auto e = static_cast<BlockEngine>(i);
+      if (ImGui::Selectable(block_engine_name(e), e == k.block_engine)) {
+        k.block_engine = e;
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  help(ctx, "For llama.cpp's K-quant files (Q4_K_M and the like): how the GPU reads those matrices. registers "
+            "and stream give the same bits; segments (Q4_K and Q5_K matrices; the rest stay on registers) sums "
+            "in another order, so its text may differ from theirs in a late digit's choice of token.");
   changed |= ImGui::Checkbox("Fused residual + RMSNorm + quantise", &k.fuse_residual_norm_quant);
   help(ctx, "fused: three small steps done in one GPU kernel, so the data is read once instead of three times");
   changed |= ImGui::Checkbox("Fused gate/up + SwiGLU", &k.fuse_gate_up);

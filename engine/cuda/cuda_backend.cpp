@@ -19,6 +19,7 @@ namespace {
 bool same_program(const KernelConfig& a, const KernelConfig& b) {
   return a.gemv == b.gemv && a.split_k == b.split_k && a.tile_rows_per_warp == b.tile_rows_per_warp &&
          a.tile_unroll == b.tile_unroll && a.tile_blocks_per_sm == b.tile_blocks_per_sm &&
+         a.block_engine == b.block_engine &&
          a.fuse_residual_norm_quant == b.fuse_residual_norm_quant && a.fuse_gate_up == b.fuse_gate_up &&
          a.cuda_graph == b.cuda_graph && a.programmatic_launch == b.programmatic_launch &&
          a.probes == b.probes;

@@ -365,6 +365,58 @@ TEST(BlockQuantKernels, SegmentEngineIsTheExactDotAndItsBitsDependOnTheSplitOnly
   EXPECT_NE(s.describe().find("segment engine reads Q4_K and Q5_K, got Q6_K"), std::string::npos) << s.describe();
 }
 
+// The register engine's auto split (warps per row) is chosen from N, K and the device, never from M: with
+// N = 60 rows an SM and K = 12288 (long rows, few warps) it used to split rows in two at M >= 2 only, so a
+// token's bits in a 2- or 4-token call (MTP verification, prompt reuse) differed from its bits alone. Random
+// bytes with small finite scales: the bits, not the values, are under test.
+TEST(BlockQuantKernels, RegisterEngineGivesATokenItsBitsAlone) {
+  QC_REQUIRE_CUDA_DEVICE();
+  int dev = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+  const int N = 60 * sms, K = 12288, ld = K + 16, ld_s = K / 32;
+  for (const TypeCase& tc : {kTypes[2], kTypes[4]}) {
+    const size_t row = gpu::block_row_bytes(tc.type, K), bb = static_cast<size_t>(gpu::block_bytes(tc.type));
+    std::vector<uint8_t> bytes(row * N);
+    std::mt19937 rng(23);
+    for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng() & 0xffu);
+    for (size_t b = 0; b < bytes.size() / bb; ++b)
+      for (const int off : {gpu::block_d_offset(tc.type), gpu::block_dmin_offset(tc.type)})
+        if (off >= 0) {
+          bytes[b * bb + static_cast<size_t>(off)] = 0x00;
+          bytes[b * bb + static_cast<size_t>(off) + 1] = 0x14;  // f16 2^-10
+        }
+    const gpu::test::DevBuf<uint8_t> dw(bytes);
+    std::vector<int8_t> hi(static_cast<size_t>(4) * ld);
+    for (int8_t& v : hi) v = static_cast<int8_t>(static_cast<int>(rng() % 255u) - 127);
+    std::vector<float> sc(static_cast<size_t>(4) * ld_s);
+    for (float& v : sc) v = 1e-3f * static_cast<float>(1 + rng() % 100u);
+    gpu::test::DevBuf<int8_t> dhi(hi);
+    gpu::test::DevBuf<float> dsc(sc), dy(static_cast<size_t>(4) * N);
+    auto run = [&](int M, int first_token) {
+      gpu::GemvBlockArgs a;
+      a.w = gpu::BlockWeights{dw.get(), tc.type, N, K};
+      a.format = ActFormat::kH;
+      a.engine = gpu::BlockEngine::kRegisters;
+      a.xq = gpu::QActIn{dhi.get() + static_cast<size_t>(first_token) * ld, nullptr,
+                         dsc.get() + static_cast<size_t>(first_token) * ld_s, ld, ld_s};
+      a.y = dy.get();
+      a.ld_y = N;
+      a.m = M;
+      const gpu::GpuStatus st = gpu::gemv_block(a, nullptr);
+      EXPECT_TRUE(st.ok()) << st.describe();
+      return dy.download();
+    };
+    for (int M : {2, 4}) {
+      const std::vector<float> all = run(M, 0);
+      const std::vector<float> alone = run(1, M - 1);
+      EXPECT_EQ(std::memcmp(&all[static_cast<size_t>(M - 1) * N], alone.data(), sizeof(float) * N), 0)
+          << gpu::block_type_name(tc.type) << ": token " << M - 1 << " of " << M << " differs from its M = 1 bits ("
+          << sms << " SMs)";
+    }
+  }
+}
+
 TEST(BlockQuantKernels, BadArgumentsAreRefused) {
   QC_REQUIRE_CUDA_DEVICE();
   const BlockMatrix m = random_matrix(kTypes[2], 4, 256, 15);
@@ -421,22 +473,38 @@ TEST_F(KQuantModel, DecodePathMatchesTheOracle) {
   auto oracle = make_oracle(*model);
   const auto tokens = random_tokens(10, c.n_vocab, 21);
   const SeqOut ref = run_sequence(*oracle, tokens, {10});
-  for (const GemvVariant v : {GemvVariant::kTile, GemvVariant::kDeq}) {
+  // The segment engine too (its Q4_K / Q5_K matrices; the rest on registers), in both activation forms, and
+  // with it a token's bits the same in a 3-token step as alone (what MTP verification relies on).
+  const std::pair<GemvVariant, BlockEngine> cases[] = {{GemvVariant::kTile, BlockEngine::kAuto},
+                                                       {GemvVariant::kDeq, BlockEngine::kAuto},
+                                                       {GemvVariant::kTile, BlockEngine::kSegments},
+                                                       {GemvVariant::kTileH, BlockEngine::kSegments}};
+  for (const auto& [v, engine] : cases) {
     CudaBackendOptions o;
     o.n_ctx = 256;
     o.prefill_rows = 0;  // forward() only: the decode path
     o.kernels = config_with(v);
+    o.kernels.block_engine = engine;
     auto gpu = CudaBackend::create(c, model->weights(), o);
     ASSERT_TRUE(gpu.ok()) << gpu.error().describe();
     const SeqOut out = run_sequence(**gpu, tokens, {3, 1});
+    if (engine == BlockEngine::kSegments) {
+      auto one = CudaBackend::create(c, model->weights(), o);
+      ASSERT_TRUE(one.ok()) << one.error().describe();
+      const SeqOut single = run_sequence(**one, tokens, {1});
+      ASSERT_EQ(single.logits.size(), out.logits.size());
+      EXPECT_EQ(std::memcmp(single.logits.data(), out.logits.data(), sizeof(float) * out.logits.size()), 0)
+          << gemv_variant_name(v) << " segments: 3-token steps changed bits";
+    }
     const double bound = 4.0 * std::sqrt(33.0) * (0.0129 / 127.0) + 4.0 * std::sqrt(2.0) * std::ldexp(1.0, -11);
     double wl = 0.0, wh = 0.0;
     for (size_t i = 0; i < tokens.size(); ++i) {
       wl = std::max(wl, rel_dist(out.logits, ref.logits, i, static_cast<size_t>(c.n_vocab)));
       wh = std::max(wh, rel_dist(out.hidden, ref.hidden, i, static_cast<size_t>(c.n_embd)));
     }
-    std::printf("[ distance ] mixed K-quant model, decode path, %s: logits %.3e hidden %.3e (bound %.3e)\n",
-                gemv_variant_name(v), wl, wh, bound);
+    std::printf("[ distance ] mixed K-quant model, decode path, %s, %s engine: logits %.3e hidden %.3e (bound "
+                "%.3e)\n",
+                gemv_variant_name(v), block_engine_name(engine), wl, wh, bound);
     EXPECT_LT(wl, bound) << gemv_variant_name(v);
     EXPECT_LT(wh, bound) << gemv_variant_name(v);
   }

@@ -60,6 +60,12 @@ TEST(HostKernelConfig, NamesRoundTripAndClasses) {
   EXPECT_EQ(gemv_act_format(GemvVariant::kHU), ActFormat::kH);
   EXPECT_EQ(gemv_act_format(GemvVariant::kDeq), ActFormat::kF32);
   EXPECT_NE(gemv_variant_list().find("tile_h"), std::string::npos);
+  for (int i = 0; i < kBlockEngineCount; ++i) {
+    const auto e = static_cast<BlockEngine>(i);
+    EXPECT_EQ(parse_block_engine(block_engine_name(e)), e);
+  }
+  EXPECT_EQ(parse_block_engine("segment"), std::nullopt);
+  EXPECT_EQ(block_engine_list(), "auto, registers, stream, segments");
 }
 
 TEST(HostKernelConfig, Validate) {
@@ -70,6 +76,9 @@ TEST(HostKernelConfig, Validate) {
   c = KernelConfig{};
   c.tile_blocks_per_sm = 9;
   EXPECT_EQ(c.validate(), "tile_blocks_per_sm must be in [-1, 8], got 9");
+  c = KernelConfig{};
+  c.block_engine = static_cast<BlockEngine>(7);
+  EXPECT_EQ(c.validate(), "block_engine must be a known engine, got 7");
   c = KernelConfig{};
   c.tile_unroll = 6;
   EXPECT_NE(c.validate().find("tile_unroll"), std::string::npos);

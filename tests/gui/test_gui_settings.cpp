@@ -68,6 +68,21 @@ TEST(GuiSettings, FlatKeysLandInTheEngineTypes) {
   EXPECT_TRUE(Settings{}.engine.kernels.probes);      // the app's default: the diagnostics panel shows them
 }
 
+// The K-quant GEMV engine is saved by name and read back; an unknown name warns and keeps the default.
+TEST(GuiSettings, BlockEngineRoundTripsByName) {
+  Settings s;
+  s.engine.kernels.block_engine = BlockEngine::kSegments;
+  nlohmann::json j = s.to_json();
+  EXPECT_EQ(j["kernels"]["block_engine"], "segments");
+  std::vector<std::string> w;
+  EXPECT_EQ(Settings::from_json(j, &w).engine.kernels.block_engine, BlockEngine::kSegments);
+  EXPECT_TRUE(w.empty());
+  j["kernels"]["block_engine"] = "fast";
+  EXPECT_EQ(Settings::from_json(j, &w).engine.kernels.block_engine, BlockEngine::kAuto);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0], "settings.kernels.block_engine: expected one of auto, registers, stream, segments, got \"fast\"");
+}
+
 TEST(GuiSettings, PresetsMatchTheSampler) {
   Settings s;
   apply_qwen_thinking_preset(s);

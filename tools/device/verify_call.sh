@@ -8,7 +8,8 @@
 # Logs straight into $OUT (a call cut short keeps what ran); a short table last. LEAN=1 (~3 min, for a short
 # device budget): builds the GPU and unit tests and the bench alone, runs the GDN and attention GPU tests and
 # the DefaultModelCuda ones (the golden streams), one bench round, no ncu. SWEEP_FORMS=f1,f2,...: after the
-# tests, qwenchat-gemv-bench --blocks ${SWEEP_BLOCKS:-q4_k} --quick on those gemv_block forms.
+# tests, qwenchat-gemv-bench --blocks ${SWEEP_BLOCKS:-q4_k} --quick on those gemv_block forms. DECODE_WEIGHTS=q4_k_m:
+# then decode of the 27B preset in that mix (--variants ${DECODE_VARIANTS:-tile,tile_h}, ctx 0, + DECODE_ARGS).
 #   OUT=$OUT tools/device/verify_call.sh    # carry [".device/root"]
 set -u
 R=$OUT
@@ -55,6 +56,12 @@ if [[ -n ${SWEEP_FORMS:-} ]]; then
     --quick --block-forms "$SWEEP_FORMS" > "$R/sweep.log" 2>&1
   echo "== sweep rc=$? $(date +%T)"
 fi
+if [[ -n ${DECODE_WEIGHTS:-} ]]; then  # e.g. DECODE_WEIGHTS=q4_k_m DECODE_ARGS="--block-engines auto,segments"
+  timeout 150 "$(find build-after -name qwenchat-bench -type f | head -1)" --weights "$DECODE_WEIGHTS" \
+    --variants "${DECODE_VARIANTS:-tile,tile_h}" --contexts 0 --tokens 32 --quick --budget 60 ${DECODE_ARGS:-} \
+    > "$R/decode.log" 2>&1
+  echo "== decode rc=$? $(date +%T)"
+fi
 bench=$(find build-after -name qwenchat-bench -type f | head -1)
 for round in $(seq "$rounds"); do
   echo "==== round $round" >> "$R/bench.log"
@@ -68,6 +75,7 @@ if [[ -n ${NCU_KERNEL:-} && ${LEAN:-0} != 1 ]] && (( SECONDS < 420 )); then
   echo "== ncu rc=$? $(date +%T)"
 fi
 echo "==== summary"
+[[ -f $R/decode.log ]] && sed -n '/==== summary/,$p' "$R/decode.log" | head -8
 [[ -f $R/sweep.log ]] && sed -n '/==== gemv_block summary/,$p' "$R/sweep.log" && grep -E "^read ceiling" "$R/sweep.log" | head -2
 [[ -f $R/tests-summary.log ]] && tail -18 "$R/tests-summary.log"
 grep -E "prefill +[0-9]+ tokens|time to first token" "$R/bench.log"

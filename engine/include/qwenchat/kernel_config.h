@@ -20,6 +20,9 @@ struct KernelConfig {
   int tile_rows_per_warp = 0;            // 0, 1 or 2
   int tile_unroll = 0;                   // 0, 4 or 8 segments of 512 weights in flight per row
   int tile_blocks_per_sm = -1;           // -1 = auto, 0 = one row tile per block, 1..8 = persistent grid
+  // The block-format GEMV's engine for llama.cpp's K-quant and Q4_0/Q5_0 matrices (gemv_variant.h); where
+  // the asked engine does not take a matrix's type, that matrix runs on the registers.
+  BlockEngine block_engine = BlockEngine::kAuto;
   bool fuse_residual_norm_quant = true;  // residual add + RMSNorm + quantise in one kernel
   bool fuse_gate_up = true;              // gate and up in one launch with the SwiGLU (+quantise) epilogue
   bool cuda_graph = true;                // one captured graph replayed per token
@@ -44,6 +47,8 @@ struct KernelConfig {
       return bad("tile_unroll", "0 (auto), 4 or 8", tile_unroll);
     if (tile_rows_per_warp == 2 && tile_unroll == 8)
       return bad("tile_unroll", "4 or auto when tile_rows_per_warp is 2", tile_unroll);
+    if (static_cast<int>(block_engine) >= kBlockEngineCount)
+      return bad("block_engine", "a known engine", static_cast<int>(block_engine));
     if (tile_blocks_per_sm < -1 || tile_blocks_per_sm > 8)
       return bad("tile_blocks_per_sm", "in [-1, 8]", tile_blocks_per_sm);
     return {};

@@ -132,4 +132,47 @@ inline bool gemv_bit_identical(GemvVariant a, GemvVariant b) {
   return gemv_identity_class(a) == gemv_identity_class(b);
 }
 
+// Engines of the block-format GEMV (llama.cpp's Q4_0 .. Q6_K matrices, kernels/gemv_block.h); the Q8_0
+// family above does not read it. Bits: registers and stream fold every sum in the same order (one class);
+// segments (Q4_K / Q5_K only, the others stay on registers) sums in its own order, the same bits for every
+// M. A K-quant model's tokens can therefore differ between segments and the other two, never between M.
+enum class BlockEngine : uint8_t {
+  kAuto,       // the launcher's choice (kernels/gemv_block.cu: registers)
+  kRegisters,  // a lane decodes 32-value pieces from registers (gemv_block.cu)
+  kStream,     // sm_90: the bulk copy engine stages rows in a shared-memory ring (gemv_block_stream.cu)
+  kSegments,   // Q4_K / Q5_K: lanes on consecutive 16-byte segments, activations shared by rows (gemv_block_seg.cu)
+};
+inline constexpr int kBlockEngineCount = 4;
+
+inline const char* block_engine_name(BlockEngine e) {
+  switch (e) {
+    case BlockEngine::kAuto:
+      return "auto";
+    case BlockEngine::kRegisters:
+      return "registers";
+    case BlockEngine::kStream:
+      return "stream";
+    case BlockEngine::kSegments:
+      return "segments";
+  }
+  return "?";
+}
+
+inline std::optional<BlockEngine> parse_block_engine(std::string_view s) {
+  for (int i = 0; i < kBlockEngineCount; ++i) {
+    const auto e = static_cast<BlockEngine>(i);
+    if (s == block_engine_name(e)) return e;
+  }
+  return std::nullopt;
+}
+
+inline std::string block_engine_list() {
+  std::string out;
+  for (int i = 0; i < kBlockEngineCount; ++i) {
+    if (i) out += ", ";
+    out += block_engine_name(static_cast<BlockEngine>(i));
+  }
+  return out;
+}
+
 }  // namespace qc
