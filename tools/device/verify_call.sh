@@ -6,8 +6,8 @@
 # is left, ncu's speed-of-light, scheduler and warp-state sections for NCU_COUNT (1) calls of the kernels it
 # matches, after 40 (e.g. NCU_KERNEL='attn_flash|gdn_scaled' NCU_COUNT=2). ~5 min on an H100.
 # Logs straight into $OUT (a call cut short keeps what ran); a short table last. LEAN=1 (~3 min, for a short
-# device budget): builds the GPU and unit tests and the benches alone, runs the GDN, attention and K-quant GPU tests and
-# the DefaultModelCuda ones (the golden streams), one bench round, no ncu. SWEEP_FORMS=f1,f2,...: after the
+# device budget): builds the GPU and unit tests and the benches alone, runs the GDN, attention and K-quant GPU
+# tests and the DefaultModelCuda ones (the golden streams), one bench round, no ncu. SWEEP_FORMS=f1,f2,...: after the
 # tests, qwenchat-gemv-bench --blocks ${SWEEP_BLOCKS:-q4_k} --quick on those gemv_block forms. DECODE_WEIGHTS=q4_k_m:
 # then decode of the 27B preset in that mix (--variants ${DECODE_VARIANTS:-tile,tile_h}, ctx 0, + DECODE_ARGS).
 #   OUT=$OUT tools/device/verify_call.sh    # carry [".device/root"]
@@ -35,7 +35,8 @@ if [[ ${LEAN:-0} == 1 ]]; then  # ~3 min: the GDN and attention GPU tests, the g
   echo "== built $(date +%T)"
   [[ ${UPDATE_GOLDEN:-0} == 1 ]] && golden
   timeout 150 "$(find build-after -name qwenchat_gpu_tests -type f | head -1)" --gtest_color=no \
-    --gtest_filter='*GdnPrefill*:*GdnScans*:Attention.*:BlockQuantKernels.*:KQuantModel.*:HostKernelConfig.*' > "$R/gpu-tests.log" 2>&1
+    --gtest_filter='*GdnPrefill*:*GdnScans*:Attention.*:BlockQuantKernels.*:KQuantModel.*:HostKernelConfig.*' \
+    > "$R/gpu-tests.log" 2>&1
   t_rc=$?
   timeout 100 "$(find build-after -name qwenchat_unit_tests -type f | head -1)" --gtest_color=no \
     --gtest_filter='DefaultModelCuda.*' > "$R/unit-cuda-tests.log" 2>&1 || t_rc=1
