@@ -7,7 +7,8 @@
 # matches, after 40 (e.g. NCU_KERNEL='attn_flash|gdn_scaled' NCU_COUNT=2). ~5 min on an H100.
 # Logs straight into $OUT (a call cut short keeps what ran); a short table last. LEAN=1 (~3 min, for a short
 # device budget): builds the GPU and unit tests and the benches alone, runs the GDN, attention and K-quant GPU
-# tests and the DefaultModelCuda ones (the golden streams), one bench round, no ncu. SWEEP_FORMS=f1,f2,...: after the
+# tests and the DefaultModelCuda ones (the golden streams), one bench round, no ncu (LEAN knobs: GPU_FILTER, the
+# GPU tests' gtest filter; SKIP_UNIT=1, no unit tests; ROUNDS=0, no prompt-path bench). SWEEP_FORMS=f1,f2,...: after the
 # tests, qwenchat-gemv-bench --blocks ${SWEEP_BLOCKS:-q4_k} --quick on those gemv_block forms. DECODE_WEIGHTS=q4_k_m:
 # then decode of the 27B preset in that mix (--variants ${DECODE_VARIANTS:-tile,tile_h}, ctx 0, + DECODE_ARGS).
 #   OUT=$OUT tools/device/verify_call.sh    # carry [".device/root"]
@@ -29,20 +30,24 @@ golden() {
 if [[ ${LEAN:-0} == 1 ]]; then  # ~3 min: the GDN and attention GPU tests, the golden streams, one round
   cmake -S . -B build-after -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DQWENCHAT_GUI=OFF -DQWENCHAT_CUDA=ON \
     -DQWENCHAT_WERROR=OFF > /tmp/configure.log 2>&1 || { tail -20 /tmp/configure.log; exit 1; }
-  ninja -C build-after -j"$(nproc)" qwenchat_gpu_tests qwenchat_unit_tests qwenchat-bench qwenchat-gemv-bench \
+  unit=qwenchat_unit_tests
+  [[ ${SKIP_UNIT:-0} == 1 ]] && unit=
+  ninja -C build-after -j"$(nproc)" qwenchat_gpu_tests $unit qwenchat-bench qwenchat-gemv-bench \
     > /tmp/build.log 2>&1 ||
     { grep -E "error" /tmp/build.log | head; exit 1; }
   echo "== built $(date +%T)"
   [[ ${UPDATE_GOLDEN:-0} == 1 ]] && golden
   timeout 150 "$(find build-after -name qwenchat_gpu_tests -type f | head -1)" --gtest_color=no \
-    --gtest_filter='*GdnPrefill*:*GdnScans*:Attention.*:BlockQuantKernels.*:KQuantModel.*:HostKernelConfig.*' \
+    --gtest_filter="${GPU_FILTER:-*GdnPrefill*:*GdnScans*:Attention.*:BlockQuantKernels.*:KQuantModel.*:HostKernelConfig.*}" \
     > "$R/gpu-tests.log" 2>&1
   t_rc=$?
-  timeout 100 "$(find build-after -name qwenchat_unit_tests -type f | head -1)" --gtest_color=no \
-    --gtest_filter='DefaultModelCuda.*' > "$R/unit-cuda-tests.log" 2>&1 || t_rc=1
+  [[ -n $unit ]] && { timeout 100 "$(find build-after -name qwenchat_unit_tests -type f | head -1)" --gtest_color=no \
+    --gtest_filter='DefaultModelCuda.*' > "$R/unit-cuda-tests.log" 2>&1 || t_rc=1; }
   echo "== tests rc=$t_rc $(date +%T)"
-  grep -hE "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Z]" "$R/gpu-tests.log" "$R/unit-cuda-tests.log" | head -12
-  rounds=1
+  grep -hE "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Z]" "$R/gpu-tests.log" "$R/unit-cuda-tests.log" 2> /dev/null |
+    head -12
+  grep -hA6 "Failure$" "$R/gpu-tests.log" | head -30
+  rounds=${ROUNDS:-1}
 else
   OUT=$R BA_ONLY=after BA_PHASE=build tools/device/before_after.sh || exit 1
   [[ ${UPDATE_GOLDEN:-0} == 1 ]] && golden
