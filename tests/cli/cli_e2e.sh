@@ -92,6 +92,11 @@ expect_error "gpu-memory out of range" "$CLI" generate --model "$T/tiny.gguf" --
 check "--gpu-memory is accepted (the CPU backend ignores it)" test $? -eq 0
 expect_error "token out of range" "$CLI" logits --model "$T/tiny.gguf" --tokens 1,99999999 --out "$T/x.bin"
 expect_error "unknown backend" "$CLI" generate --model "$T/tiny.gguf" --prompt hi --backend tpu
+expect_error "unknown block engine" "$CLI" generate --model "$T/tiny.gguf" --prompt hi --block-engine fast
+grep -q 'expected one of auto, registers, stream, segments' "$T/err.txt"
+check "--block-engine names the engines it takes" test $? -eq 0
+"$CLI" generate --model "$T/tiny.gguf" --prompt hi --max-tokens 2 --block-engine segments > /dev/null 2> "$T/be.err"
+check "--block-engine is accepted (the CPU backend has no kernel engines)" test $? -eq 0
 expect_error "prompt longer than the context" "$CLI" generate --model "$T/tiny.gguf" --prompt "$(printf 'word %.0s' $(seq 1 200))" --ctx 16
 # A message too long for the context is refused and the chat session goes on (issue 13: a 1 MB prompt
 # ended the session).
