@@ -72,8 +72,8 @@ struct SegInts {
 
 // get_scale_min_k4 (ggml-quants.c) for sub-block j = 4 hi + jj, with `w` the header's scale words
 // (bytes 4..7, 8..11, 12..15) shifted right by 8 jj: byte jj of each at bits 0..7.
-__device__ __forceinline__ void scale_min_shifted(uint32_t w0, uint32_t w1, uint32_t w2, bool hi, uint32_t* sc,
-                                                  uint32_t* m) {
+__device__ __forceinline__ void scale_min_shifted(uint32_t w0, uint32_t w1, uint32_t w2, bool hi,
+                                                  uint32_t* sc, uint32_t* m) {
   if (hi) {
     *sc = (w2 & 0xFu) | ((w0 >> 2) & 0x30u);
     *m = ((w2 >> 4) & 0xFu) | ((w1 >> 2) & 0x30u);
@@ -209,8 +209,10 @@ __global__ void __launch_bounds__(kThreads) gemv_seg_kernel(const GemvBlockArgs 
 #pragma unroll
           for (int m = 0; m < M; ++m) {
             const int da = seg_dot<HL>(s.qa, x[m].ha, x[m].la), db = seg_dot<HL>(s.qb, x[m].hb, x[m].lb);
-            const float va = __fmaf_rn(-s.ma, static_cast<float>(x[m].sa), __fmul_rn(s.da, static_cast<float>(da)));
-            const float vb = __fmaf_rn(-s.mb, static_cast<float>(x[m].sb), __fmul_rn(s.db, static_cast<float>(db)));
+            const float va =
+                __fmaf_rn(-s.ma, static_cast<float>(x[m].sa), __fmul_rn(s.da, static_cast<float>(da)));
+            const float vb =
+                __fmaf_rn(-s.mb, static_cast<float>(x[m].sb), __fmul_rn(s.db, static_cast<float>(db)));
             acc[r][m] = __fmaf_rn(x[m].ua, va, acc[r][m]);
             acc[r][m] = __fmaf_rn(x[m].ub, vb, acc[r][m]);
           }
@@ -279,7 +281,8 @@ cudaError_t launch_schedule(const GemvBlockArgs& a, dim3 grid, cudaStream_t s) {
 
 template <BlockType T, int M>
 cudaError_t launch_form(const GemvBlockArgs& a, dim3 grid, cudaStream_t s) {
-  return a.format == ActFormat::kHL ? launch_schedule<T, M, true>(a, grid, s) : launch_schedule<T, M, false>(a, grid, s);
+  return a.format == ActFormat::kHL ? launch_schedule<T, M, true>(a, grid, s)
+                                    : launch_schedule<T, M, false>(a, grid, s);
 }
 
 template <BlockType T>
@@ -311,8 +314,9 @@ int gemv_block_seg_auto_wpr(int n, int k, int sms) {
 
 GpuStatus gemv_block_seg(const GemvBlockArgs& in, cudaStream_t stream) {
   GemvBlockArgs a = in;
-  QC_GPU_REQUIRE(a.w.type == BlockType::kQ4_K || a.w.type == BlockType::kQ5_K,
-                 std::string("gemv_block: the segment engine reads Q4_K and Q5_K, got ") + block_type_name(a.w.type));
+  QC_GPU_REQUIRE(
+      a.w.type == BlockType::kQ4_K || a.w.type == BlockType::kQ5_K,
+      std::string("gemv_block: the segment engine reads Q4_K and Q5_K, got ") + block_type_name(a.w.type));
   QC_GPU_REQUIRE(a.format == ActFormat::kH || a.format == ActFormat::kHL,
                  "gemv_block: the segment engine runs the quantised activation forms (h, hl), not f32");
   const int sms = device_sm_count() > 0 ? device_sm_count() : 100;

@@ -140,7 +140,8 @@ enum class BlockEngine : uint8_t {
   kAuto,       // the launcher's choice (kernels/gemv_block.cu: registers)
   kRegisters,  // a lane decodes 32-value pieces from registers (gemv_block.cu)
   kStream,     // sm_90: the bulk copy engine stages rows in a shared-memory ring (gemv_block_stream.cu)
-  kSegments,   // Q4_K / Q5_K: lanes on consecutive 16-byte segments, activations shared by rows (gemv_block_seg.cu)
+  kSegments,   // Q4_K / Q5_K: lanes on consecutive 16-byte segments, activations shared by rows
+               // (gemv_block_seg.cu)
 };
 inline constexpr int kBlockEngineCount = 4;
 
