@@ -188,7 +188,10 @@ void ChatPanel::input_box(UiContext& ctx) {
   const int escape = ImGui::GetKeyIndex(ImGuiKey_Escape);
   // Enter sends, Shift+Enter adds a line: with CtrlEnterForNewLine, ImGui inserts the newline when Ctrl
   // is held, so Shift+Enter is presented to it as Ctrl+Enter for this one call.
-  const bool shift_enter = (io.KeyShift || ctx.key_shift_enter) && ImGui::IsKeyPressed(enter);
+  const int keypad_enter = ImGui::GetKeyIndex(ImGuiKey_KeyPadEnter);
+  const bool shift_enter = (io.KeyShift || ctx.key_shift_enter) &&
+                           (ImGui::IsKeyPressed(enter, false) ||
+                            (keypad_enter >= 0 && ImGui::IsKeyPressed(keypad_enter, false)));
   // ImGui reverts the text on Esc; Esc means "stop the reply" here, so the draft is kept.
   const std::string before = input_;
   const bool esc = ImGui::IsKeyPressed(escape);
@@ -242,7 +245,23 @@ void ChatPanel::input_box(UiContext& ctx) {
     return 0;
   };
   ImGui::SetCursorPosX(ImGui::GetCursorPosX() + column.offset);
+  // A held Enter is one press for the box: ImGui 1.86 repeats a key held past KeyRepeatDelay (0.25 s of
+  // frame time), and a repeat of a Shift+Enter whose Shift was let go first sent the draft's first line
+  // alone (gui_random_input under load: the Shift+Enter hold spanned two slow frames, and the next typed
+  // key fell into the send). So the box sees Enter only on the frame it went down: a held key's duration
+  // is shown to it as just under the repeat delay for this one call.
+  ImGuiIO& wio = ImGui::GetIO();
+  const int enter_keys[2] = {enter, keypad_enter};
+  float saved_down[2] = {0.0f, 0.0f};
+  for (int i = 0; i < 2; ++i) {
+    if (enter_keys[i] < 0) continue;  // not mapped by the platform backend
+    float& down = wio.KeysDownDuration[enter_keys[i]];
+    saved_down[i] = down;
+    if (down > 0.0f) down = std::min(down, 1e-3f);
+  }
   const bool entered = ImGui::InputTextMultiline("##input", &shown_, ImVec2(box_w, -1), flags, on_box, &call);
+  for (int i = 0; i < 2; ++i)
+    if (enter_keys[i] >= 0) wio.KeysDownDuration[enter_keys[i]] = saved_down[i];
   ImGui::GetIO().KeyCtrl = saved_ctrl;
   ImGui::GetIO().KeyMods = saved_mods;
   if (shown_ != wrap_.shown()) {  // changed without a callback (ImGui's revert on Esc)
