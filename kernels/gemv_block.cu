@@ -19,6 +19,7 @@
 #include "block_quant.cuh"
 #include "common.cuh"
 #include "gemv_block.h"
+#include "gemv_block_epilogue.cuh"
 #include "gemv_block_piece.cuh"
 #include "gemv_block_seg.h"
 #include "gemv_block_stream.h"
@@ -31,7 +32,7 @@ constexpr int kWarps = kThreads / 32;
 
 template <BlockType T, int M>
 __global__ void __launch_bounds__(kThreads) gemv_block_kernel(const GemvBlockArgs a) {
-  __shared__ float part[M][kWarps];
+  __shared__ float part[1][M][kWarps];
   pdl_wait();
   pdl_trigger();
   constexpr int P = block_pieces(T);
@@ -39,9 +40,9 @@ __global__ void __launch_bounds__(kThreads) gemv_block_kernel(const GemvBlockArg
   const int wpr = a.warps_per_row;
   const int row = blockIdx.x * (kWarps / wpr) + warp / wpr;
   const int piece0 = warp % wpr;
-  float acc[M];
+  float acc[1][M];  // the epilogue's R x M shape, one row per warp
 #pragma unroll
-  for (int m = 0; m < M; ++m) acc[m] = 0.0f;
+  for (int m = 0; m < M; ++m) acc[0][m] = 0.0f;
   if (row < a.w.rows) {
     const uint8_t* wrow = a.w.data + static_cast<size_t>(row) * a.w.row_bytes();
     const int pieces = a.w.cols / 32;
@@ -54,37 +55,21 @@ __global__ void __launch_bounds__(kThreads) gemv_block_kernel(const GemvBlockArg
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
           const float4 xv = x[j];
-          acc[m] = __fmaf_rn(v[4 * j], xv.x, acc[m]);
-          acc[m] = __fmaf_rn(v[4 * j + 1], xv.y, acc[m]);
-          acc[m] = __fmaf_rn(v[4 * j + 2], xv.z, acc[m]);
-          acc[m] = __fmaf_rn(v[4 * j + 3], xv.w, acc[m]);
+          acc[0][m] = __fmaf_rn(v[4 * j], xv.x, acc[0][m]);
+          acc[0][m] = __fmaf_rn(v[4 * j + 1], xv.y, acc[0][m]);
+          acc[0][m] = __fmaf_rn(v[4 * j + 2], xv.z, acc[0][m]);
+          acc[0][m] = __fmaf_rn(v[4 * j + 3], xv.w, acc[0][m]);
         }
       }
     }
   }
-#pragma unroll
-  for (int m = 0; m < M; ++m) acc[m] = warp_sum(acc[m]);
+  warp_sum_rows(acc);
   if (wpr > 1) {
-    if (lane == 0) {
-#pragma unroll
-      for (int m = 0; m < M; ++m) part[m][warp] = acc[m];
-    }
+    stash_part(part, warp, lane, acc);
     __syncthreads();
-    if (piece0 == 0) {
-#pragma unroll
-      for (int m = 0; m < M; ++m) {
-        float s = part[m][warp];
-        for (int q = 1; q < wpr; ++q) s = __fadd_rn(s, part[m][warp + q]);
-        acc[m] = s;
-      }
-    }
+    if (piece0 == 0) combine_parts(part, warp, wpr, acc);
   }
-  if (piece0 == 0 && row < a.w.rows && lane < M) {
-#pragma unroll
-    for (int m = 0; m < M; ++m)
-      if (lane == m)
-        a.y[m * a.ld_y + row] = a.residual ? __fadd_rn(acc[m], a.residual[m * a.ld_residual + row]) : acc[m];
-  }
+  if (piece0 == 0) store_rows(a, acc, row, a.w.rows, lane);
 }
 
 // The quantised-activation form: the schedule and summation order of the f32 form (a lane's pieces in
@@ -153,41 +138,13 @@ __global__ void __launch_bounds__(kThreads) gemv_block_q_kernel(const GemvBlockA
       }
     }
   }
-#pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int m = 0; m < M; ++m) acc[r][m] = warp_sum(acc[r][m]);
+  warp_sum_rows(acc);
   if (wpr > 1) {
-    if (lane == 0) {
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int m = 0; m < M; ++m) part[r][m][warp] = acc[r][m];
-    }
+    stash_part(part, warp, lane, acc);
     __syncthreads();
-    if (piece0 == 0) {
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int m = 0; m < M; ++m) {
-          float s = part[r][m][warp];
-          for (int q = 1; q < wpr; ++q) s = __fadd_rn(s, part[r][m][warp + q]);
-          acc[r][m] = s;
-        }
-    }
+    if (piece0 == 0) combine_parts(part, warp, wpr, acc);
   }
-  if (piece0 == 0 && lane < M) {
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const int row = row0 + r;
-      if (row >= a.w.rows) break;
-#pragma unroll
-      for (int m = 0; m < M; ++m)
-        if (lane == m)
-          a.y[m * a.ld_y + row] =
-              a.residual ? __fadd_rn(acc[r][m], a.residual[m * a.ld_residual + row]) : acc[r][m];
-    }
-  }
+  if (piece0 == 0) store_rows(a, acc, row0, a.w.rows, lane);
 }
 
 template <BlockType T, int M, bool HL, int R, bool kPipe>

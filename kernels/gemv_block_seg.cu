@@ -30,6 +30,7 @@
 
 #include "block_quant.cuh"
 #include "common.cuh"
+#include "gemv_block_epilogue.cuh"
 #include "gemv_block_seg.h"
 
 namespace qc::gpu::detail {
@@ -226,41 +227,13 @@ __global__ void __launch_bounds__(kThreads) gemv_seg_kernel(const GemvBlockArgs 
       }
     }
   }
-#pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int m = 0; m < M; ++m) acc[r][m] = warp_sum(acc[r][m]);
+  warp_sum_rows(acc);
   if (wpr > 1) {
-    if (lane == 0) {
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int m = 0; m < M; ++m) part[r][m][warp] = acc[r][m];
-    }
+    stash_part(part, warp, lane, acc);
     __syncthreads();
-    if (phase == 0) {
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int m = 0; m < M; ++m) {
-          float s = part[r][m][warp];
-          for (int q = 1; q < wpr; ++q) s = __fadd_rn(s, part[r][m][warp + q]);
-          acc[r][m] = s;
-        }
-    }
+    if (phase == 0) combine_parts(part, warp, wpr, acc);
   }
-  if (phase == 0 && lane < M) {
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const int row = row0 + r;
-      if (row >= a.w.rows) break;
-#pragma unroll
-      for (int m = 0; m < M; ++m)
-        if (lane == m)
-          a.y[m * a.ld_y + row] =
-              a.residual ? __fadd_rn(acc[r][m], a.residual[m * a.ld_residual + row]) : acc[r][m];
-    }
-  }
+  if (phase == 0) store_rows(a, acc, row0, a.w.rows, lane);
 }
 
 template <BlockType T, int M, bool HL>

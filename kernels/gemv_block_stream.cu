@@ -33,6 +33,7 @@
 #include <string>
 
 #include "bulk_copy.cuh"
+#include "gemv_block_epilogue.cuh"
 #include "gemv_block_piece.cuh"
 #include "gemv_block_stream.h"
 #include "gemv_q8/persistent_launch.cuh"
@@ -240,42 +241,14 @@ __global__ void __launch_bounds__(kMaxThreads, 1) gemv_block_stream_kernel(const
     if (lane == 0) mbar_arrive(bars + 8 * (S + s));  // the stage may be refilled
 
     if (c == nchunk - 1 && i0 < nrows) {  // the group's rows are complete: the register engine's epilogue
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int m = 0; m < M; ++m) acc[r][m] = warp_sum(acc[r][m]);
+      warp_sum_rows(acc);
       if (wpr > 1) {  // the row's warps in ascending phase; a named barrier per row slot (ids 1..C/wpr)
-        if (lane == 0) {
-#pragma unroll
-          for (int r = 0; r < R; ++r)
-#pragma unroll
-            for (int m = 0; m < M; ++m) part[r][m][warp] = acc[r][m];
-        }
+        stash_part(part, warp, lane, acc);
         named_sync(1 + slot_row, 32 * wpr);
-        if (q == 0) {
-#pragma unroll
-          for (int r = 0; r < R; ++r)
-#pragma unroll
-            for (int m = 0; m < M; ++m) {
-              float v = part[r][m][warp];
-              for (int k = 1; k < wpr; ++k) v = __fadd_rn(v, part[r][m][warp + k]);
-              acc[r][m] = v;
-            }
-        }
+        if (q == 0) combine_parts(part, warp, wpr, acc);
         named_sync(1 + slot_row, 32 * wpr);  // part is rewritten by the next group's epilogue
       }
-      if (q == 0 && lane < M) {
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-          if (i0 + r >= nrows) break;
-          const int row = rg0 + i0 + r;
-#pragma unroll
-          for (int m = 0; m < M; ++m)
-            if (lane == m)
-              a.y[m * a.ld_y + row] =
-                  a.residual ? __fadd_rn(acc[r][m], a.residual[m * a.ld_residual + row]) : acc[r][m];
-        }
-      }
+      if (q == 0) store_rows(a, acc, rg0 + i0, rg0 + nrows, lane);
     }
   }
 #else
