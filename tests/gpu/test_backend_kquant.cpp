@@ -60,6 +60,89 @@ BlockMatrix random_matrix(const TypeCase& tc, int rows, int cols, uint32_t seed)
   return m;
 }
 
+// Four token rows of random activations and residual rows, with the activations' quantised words (h or hl)
+// made on the device by quantize_act and the value each word stands for: the inputs of the dp4a form.
+struct QuantisedRows {
+  static constexpr int kTokens = 4;
+  int K = 0, ld_q = 0, ld_s = 0, ld_y = 0;
+  bool hl = false;
+  std::vector<float> res;  // [kTokens][ld_y]
+  std::vector<int8_t> hi, lo;
+  std::vector<float> scale;
+  gpu::test::DevBuf<float> dres, dscale;
+  gpu::test::DevBuf<int8_t> dhi, dlo;
+
+  gpu::QActIn in(int first_token = 0) const {
+    const size_t at = static_cast<size_t>(first_token) * ld_q;
+    return gpu::QActIn{dhi.get() + at, hl ? dlo.get() + at : nullptr, dscale.get() + first_token * ld_s, ld_q,
+                       ld_s};
+  }
+  double value(int t, int k) const {
+    const size_t i = static_cast<size_t>(t) * ld_q + static_cast<size_t>(k);
+    const double s = scale[static_cast<size_t>(t) * ld_s + static_cast<size_t>(k / 32)];
+    return hl ? s * (127.0 * hi[i] + lo[i]) / 127.0 : s * hi[i];
+  }
+};
+
+// Padded strides (ld_x = K + 4, ld_q = K + 16, ld_s = K / 32 + 3, ld_y = N + 3) so that no kernel may assume
+// packed rows.
+QuantisedRows quantised_rows(int N, int K, ActFormat f, uint32_t seed) {
+  QuantisedRows q;
+  q.K = K;
+  q.ld_q = K + 16;
+  q.ld_s = K / 32 + 3;
+  q.ld_y = N + 3;
+  q.hl = f == ActFormat::kHL;
+  const int ld_x = K + 4, T = QuantisedRows::kTokens;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(T) * ld_x);
+  q.res.resize(static_cast<size_t>(T) * q.ld_y);
+  for (float& v : x) v = nd(rng);
+  for (float& v : q.res) v = nd(rng);
+  const gpu::test::DevBuf<float> dx(x);
+  q.dres = gpu::test::DevBuf<float>(q.res);
+  q.dscale = gpu::test::DevBuf<float>(static_cast<size_t>(T) * q.ld_s);
+  q.dhi = gpu::test::DevBuf<int8_t>(static_cast<size_t>(T) * q.ld_q);
+  q.dlo = gpu::test::DevBuf<int8_t>(static_cast<size_t>(T) * q.ld_q);
+  gpu::QuantizeArgs qa;
+  qa.x = dx.get();
+  qa.ld_x = ld_x;
+  qa.n = K;
+  qa.m = T;
+  qa.out = gpu::QActOut{q.dhi.get(), q.hl ? q.dlo.get() : nullptr, q.dscale.get(), q.ld_q, q.ld_s};
+  const gpu::GpuStatus st = gpu::quantize_act(qa, nullptr);
+  EXPECT_TRUE(st.ok()) << st.describe();
+  q.hi = q.dhi.download();
+  q.lo = q.dlo.download();
+  q.scale = q.dscale.download();
+  return q;
+}
+
+// y's first M token rows against the exact dot products of the matrix's values with the words' values
+// (+ the residual), within (L + 9 + 5) u sum (|w| + 1/sqrt(K)) |x|: the f32 summation bound of
+// GemvIsTheExactDotWithinF32Summation below, plus up to 5 roundings of a piece's term (the scale products,
+// the activation unit, hl's 1/127, the min term's fused add; the integer dot products are exact). Q4_K /
+// Q5_K's min term is rounded as a product of its own, which can exceed |w x|; random_matrix's scales are
+// about 1/sqrt(K), so 1/sqrt(K) |x| bounds it.
+void expect_exact_dot(const BlockMatrix& m, const QuantisedRows& q, const std::vector<float>& y, int M,
+                      bool with_res, const std::string& what) {
+  const int N = m.rows, K = m.cols;
+  const double target = 1.0 / std::sqrt(static_cast<double>(K));
+  for (int t = 0; t < M; ++t)
+    for (int n = 0; n < N; ++n) {
+      double exact = with_res ? q.res[static_cast<size_t>(t) * q.ld_y + n] : 0.0, mag = std::fabs(exact);
+      for (int k = 0; k < K; ++k) {
+        const double w = m.values[static_cast<size_t>(n) * K + k], xv = q.value(t, k);
+        exact += w * xv;
+        mag += (std::fabs(w) + target) * std::fabs(xv);
+      }
+      const size_t at = static_cast<size_t>(t) * q.ld_y + static_cast<size_t>(n);
+      const double tol = (K / 32 + 9 + 5) * std::ldexp(1.0, -24) * mag;
+      ASSERT_LE(std::fabs(y[at] - exact), tol) << what << " M=" << M << " token " << t << " row " << n;
+    }
+}
+
 TEST(BlockQuantKernels, EmbeddingIsTheReferenceBitForBit) {
   QC_REQUIRE_CUDA_DEVICE();
   for (const TypeCase& tc : kTypes) {
@@ -86,8 +169,8 @@ TEST(BlockQuantKernels, EmbeddingIsTheReferenceBitForBit) {
           ASSERT_TRUE(std::isnan(g)) << gpu::block_type_name(tc.type) << " id " << toks[r];
         } else {
           const float want = m.values[static_cast<size_t>(toks[r]) * D + static_cast<size_t>(i)];
-          ASSERT_EQ(std::memcmp(&g, &want, 4), 0)
-              << gpu::block_type_name(tc.type) << " row " << toks[r] << " col " << i << ": " << g << " vs " << want;
+          ASSERT_EQ(std::memcmp(&g, &want, 4), 0) << gpu::block_type_name(tc.type) << " row " << toks[r]
+                                                  << " col " << i << ": " << g << " vs " << want;
         }
       }
   }
@@ -153,8 +236,8 @@ TEST(BlockQuantKernels, GemvIsTheExactDotWithinF32Summation) {
               }
               const size_t at = static_cast<size_t>(t) * ld_y + static_cast<size_t>(n);
               const double tol = (K / 32 + 9) * std::ldexp(1.0, -24) * mag;
-              ASSERT_LE(std::fabs(y1[at] - exact), tol) << gpu::block_type_name(tc.type) << " M=" << M << " wpr=" << wpr
-                                                        << " token " << t << " row " << n;
+              ASSERT_LE(std::fabs(y1[at] - exact), tol) << gpu::block_type_name(tc.type) << " M=" << M
+                                                        << " wpr=" << wpr << " token " << t << " row " << n;
               ASSERT_EQ(std::memcmp(&y1[at], &y2[at], 4), 0) << "not deterministic";
             }
         }
@@ -169,32 +252,12 @@ TEST(BlockQuantKernels, GemvIsTheExactDotWithinF32Summation) {
 TEST(BlockQuantKernels, QuantisedActivationGemvIsTheExactDotWithinItsRounding) {
   QC_REQUIRE_CUDA_DEVICE();
   for (const TypeCase& tc : kTypes) {
-    const int N = 70, K = 1280, ld_x = K + 4, ld_q = K + 16, ld_s = K / 32 + 3, ld_y = N + 3;
+    const int N = 70, K = 1280;
     const BlockMatrix m = random_matrix(tc, N, K, 16);
-    const double target = 1.0 / std::sqrt(static_cast<double>(K));
-    std::mt19937 rng(17);
-    std::normal_distribution<float> nd(0.0f, 1.0f);
-    std::vector<float> x(static_cast<size_t>(4) * ld_x), res(static_cast<size_t>(4) * ld_y);
-    for (float& v : x) v = nd(rng);
-    for (float& v : res) v = nd(rng);
-    gpu::test::DevBuf<float> dx(x), dres(res), dy(res.size()), dscale(static_cast<size_t>(4) * ld_s);
-    gpu::test::DevBuf<int8_t> dhi(static_cast<size_t>(4) * ld_q), dlo(static_cast<size_t>(4) * ld_q);
     for (const ActFormat f : {ActFormat::kH, ActFormat::kHL}) {
-      const bool hl = f == ActFormat::kHL;
-      gpu::QuantizeArgs qa;
-      qa.x = dx.get();
-      qa.ld_x = ld_x;
-      qa.n = K;
-      qa.m = 4;
-      qa.out = gpu::QActOut{dhi.get(), hl ? dlo.get() : nullptr, dscale.get(), ld_q, ld_s};
-      QC_ASSERT_OK(gpu::quantize_act(qa, nullptr));
-      const std::vector<int8_t> hi = dhi.download(), lo = dlo.download();
-      const std::vector<float> sc = dscale.download();
-      auto xhat = [&](int t, int k) {
-        const size_t i = static_cast<size_t>(t) * ld_q + static_cast<size_t>(k);
-        const double s = sc[static_cast<size_t>(t) * ld_s + static_cast<size_t>(k / 32)];
-        return hl ? s * (127.0 * hi[i] + lo[i]) / 127.0 : s * hi[i];
-      };
+      const QuantisedRows q = quantised_rows(N, K, f, 17);
+      gpu::test::DevBuf<float> dy(q.res.size());
+      const std::string what = std::string(gpu::block_type_name(tc.type)) + (q.hl ? " hl" : " h");
       for (int M = 1; M <= 4; ++M)
         for (int wpr : {1, 8})
           for (bool with_res : {false, true}) {
@@ -205,17 +268,18 @@ TEST(BlockQuantKernels, QuantisedActivationGemvIsTheExactDotWithinItsRounding) {
             a.rows_per_warp = 1;
             a.pipeline = 0;
             a.act_sums = 0;
-            a.xq = qa.out.in();
+            a.xq = q.in();
             a.y = dy.get();
-            a.ld_y = ld_y;
-            a.residual = with_res ? dres.get() : nullptr;
-            a.ld_residual = ld_y;
+            a.ld_y = q.ld_y;
+            a.residual = with_res ? q.dres.get() : nullptr;
+            a.ld_residual = q.ld_y;
             a.m = M;
             a.warps_per_row = wpr;
             QC_ASSERT_OK(gpu::gemv_block(a, nullptr));
             const std::vector<float> y1 = dy.download();
             QC_ASSERT_OK(gpu::gemv_block(a, nullptr));
             const std::vector<float> y2 = dy.download();
+            ASSERT_EQ(y1, y2) << what << ": not deterministic";
             // Two rows per warp, two pieces per lane in flight, the min term's sums formed once per block:
             // the same order of every sum, the same bits.
             for (int rpw : {1, 2})
@@ -227,27 +291,14 @@ TEST(BlockQuantKernels, QuantisedActivationGemvIsTheExactDotWithinItsRounding) {
                   QC_ASSERT_OK(gpu::gemv_block(a, nullptr));
                   const std::vector<float> yu = dy.download();
                   for (int t = 0; t < M; ++t)
-                    ASSERT_EQ(std::memcmp(&yu[static_cast<size_t>(t) * ld_y], &y1[static_cast<size_t>(t) * ld_y],
-                                          sizeof(float) * N),
+                    ASSERT_EQ(std::memcmp(&yu[static_cast<size_t>(t) * q.ld_y],
+                                          &y1[static_cast<size_t>(t) * q.ld_y], sizeof(float) * N),
                               0)
-                        << gpu::block_type_name(tc.type) << " rows/warp " << rpw << " pipeline " << pipe
-                        << " sums " << sums << " M=" << M << " wpr=" << wpr;
+                        << what << " rows/warp " << rpw << " pipeline " << pipe << " sums " << sums
+                        << " M=" << M << " wpr=" << wpr;
                 }
-            for (int t = 0; t < M; ++t)
-              for (int n = 0; n < N; ++n) {
-                double exact = with_res ? res[static_cast<size_t>(t) * ld_y + n] : 0.0, mag = std::fabs(exact);
-                for (int k = 0; k < K; ++k) {
-                  const double w = m.values[static_cast<size_t>(n) * K + k], xv = xhat(t, k);
-                  exact += w * xv;
-                  mag += (std::fabs(w) + target) * std::fabs(xv);
-                }
-                const size_t at = static_cast<size_t>(t) * ld_y + static_cast<size_t>(n);
-                const double tol = (K / 32 + 9 + 5) * std::ldexp(1.0, -24) * mag;
-                ASSERT_LE(std::fabs(y1[at] - exact), tol)
-                    << gpu::block_type_name(tc.type) << (hl ? " hl" : " h") << " M=" << M << " wpr=" << wpr
-                    << " token " << t << " row " << n;
-                ASSERT_EQ(std::memcmp(&y1[at], &y2[at], 4), 0) << "not deterministic";
-              }
+            expect_exact_dot(m, q, y1, M, with_res, what + " wpr=" + std::to_string(wpr));
+            if (::testing::Test::HasFatalFailure()) return;
           }
     }
   }
@@ -262,32 +313,11 @@ TEST(BlockQuantKernels, SegmentEngineIsTheExactDotAndItsBitsDependOnTheSplitOnly
   QC_REQUIRE_CUDA_DEVICE();
   for (const TypeCase& tc : {kTypes[2], kTypes[3]})
     for (const auto& [N, K] : {std::pair{70, 1280}, std::pair{37, 2304}}) {
-      const int ld_x = K + 4, ld_q = K + 16, ld_s = K / 32 + 3, ld_y = N + 3;
       const BlockMatrix m = random_matrix(tc, N, K, 18);
-      const double target = 1.0 / std::sqrt(static_cast<double>(K));
-      std::mt19937 rng(19);
-      std::normal_distribution<float> nd(0.0f, 1.0f);
-      std::vector<float> x(static_cast<size_t>(4) * ld_x), res(static_cast<size_t>(4) * ld_y);
-      for (float& v : x) v = nd(rng);
-      for (float& v : res) v = nd(rng);
-      gpu::test::DevBuf<float> dx(x), dres(res), dy(res.size()), dscale(static_cast<size_t>(4) * ld_s);
-      gpu::test::DevBuf<int8_t> dhi(static_cast<size_t>(4) * ld_q), dlo(static_cast<size_t>(4) * ld_q);
       for (const ActFormat f : {ActFormat::kH, ActFormat::kHL}) {
-        const bool hl = f == ActFormat::kHL;
-        gpu::QuantizeArgs qa;
-        qa.x = dx.get();
-        qa.ld_x = ld_x;
-        qa.n = K;
-        qa.m = 4;
-        qa.out = gpu::QActOut{dhi.get(), hl ? dlo.get() : nullptr, dscale.get(), ld_q, ld_s};
-        QC_ASSERT_OK(gpu::quantize_act(qa, nullptr));
-        const std::vector<int8_t> hi = dhi.download(), lo = dlo.download();
-        const std::vector<float> sc = dscale.download();
-        auto xhat = [&](int t, int k) {
-          const size_t i = static_cast<size_t>(t) * ld_q + static_cast<size_t>(k);
-          const double s = sc[static_cast<size_t>(t) * ld_s + static_cast<size_t>(k / 32)];
-          return hl ? s * (127.0 * hi[i] + lo[i]) / 127.0 : s * hi[i];
-        };
+        const QuantisedRows q = quantised_rows(N, K, f, 19);
+        gpu::test::DevBuf<float> dy(q.res.size());
+        const std::string what = std::string(gpu::block_type_name(tc.type)) + (q.hl ? " hl" : " h");
         for (int wpr : {0, 1, 2, 4, 8}) {
           auto run = [&](int M, int rpw, int pipe, int first_token, bool with_res) {
             gpu::GemvBlockArgs a;
@@ -297,13 +327,11 @@ TEST(BlockQuantKernels, SegmentEngineIsTheExactDotAndItsBitsDependOnTheSplitOnly
             a.rows_per_warp = rpw;
             a.pipeline = pipe;
             a.warps_per_row = wpr;
-            const gpu::QActIn in = qa.out.in();
-            const size_t at = static_cast<size_t>(first_token) * ld_q;
-            a.xq = gpu::QActIn{in.hi + at, in.lo ? in.lo + at : nullptr, in.scale + first_token * ld_s, ld_q, ld_s};
+            a.xq = q.in(first_token);
             a.y = dy.get();
-            a.ld_y = ld_y;
-            a.residual = with_res ? dres.get() : nullptr;
-            a.ld_residual = ld_y;
+            a.ld_y = q.ld_y;
+            a.residual = with_res ? q.dres.get() : nullptr;
+            a.ld_residual = q.ld_y;
             a.m = M;
             const gpu::GpuStatus st = gpu::gemv_block(a, nullptr);
             EXPECT_TRUE(st.ok()) << st.describe();
@@ -313,38 +341,25 @@ TEST(BlockQuantKernels, SegmentEngineIsTheExactDotAndItsBitsDependOnTheSplitOnly
             for (bool with_res : {false, true}) {
               const std::vector<float> y1 = run(M, 2, 0, 0, with_res);
               if (::testing::Test::HasFailure()) return;
+              ASSERT_EQ(run(M, 2, 0, 0, with_res), y1) << what << ": not deterministic";
               for (int rpw : {0, 2, 4})
                 for (int pipe : {-1, 0, 1}) {
                   const std::vector<float> yu = run(M, rpw, pipe, 0, with_res);
                   for (int t = 0; t < M; ++t)
-                    ASSERT_EQ(std::memcmp(&yu[static_cast<size_t>(t) * ld_y], &y1[static_cast<size_t>(t) * ld_y],
-                                          sizeof(float) * N),
+                    ASSERT_EQ(std::memcmp(&yu[static_cast<size_t>(t) * q.ld_y],
+                                          &y1[static_cast<size_t>(t) * q.ld_y], sizeof(float) * N),
                               0)
-                        << gpu::block_type_name(tc.type) << " rows/warp " << rpw << " pipeline " << pipe
-                        << " M=" << M << " wpr=" << wpr;
+                        << what << " rows/warp " << rpw << " pipeline " << pipe << " M=" << M
+                        << " wpr=" << wpr;
                 }
               if (!with_res)
                 for (int t = 1; t < M; ++t) {  // token t alone (the residual is per token row: skipped)
                   const std::vector<float> yt = run(1, 4, 1, t, false);
-                  ASSERT_EQ(std::memcmp(&yt[0], &y1[static_cast<size_t>(t) * ld_y], sizeof(float) * N), 0)
-                      << gpu::block_type_name(tc.type) << " token " << t << " of M=" << M << " wpr=" << wpr;
+                  ASSERT_EQ(std::memcmp(&yt[0], &y1[static_cast<size_t>(t) * q.ld_y], sizeof(float) * N), 0)
+                      << what << " token " << t << " of M=" << M << " wpr=" << wpr;
                 }
-              const std::vector<float> y2 = run(M, 2, 0, 0, with_res);
-              for (int t = 0; t < M; ++t)
-                for (int n = 0; n < N; ++n) {
-                  double exact = with_res ? res[static_cast<size_t>(t) * ld_y + n] : 0.0, mag = std::fabs(exact);
-                  for (int k = 0; k < K; ++k) {
-                    const double w = m.values[static_cast<size_t>(n) * K + k], xv = xhat(t, k);
-                    exact += w * xv;
-                    mag += (std::fabs(w) + target) * std::fabs(xv);
-                  }
-                  const size_t at = static_cast<size_t>(t) * ld_y + static_cast<size_t>(n);
-                  const double tol = (K / 32 + 9 + 5) * std::ldexp(1.0, -24) * mag;
-                  ASSERT_LE(std::fabs(y1[at] - exact), tol)
-                      << gpu::block_type_name(tc.type) << (hl ? " hl" : " h") << " M=" << M << " wpr=" << wpr
-                      << " token " << t << " row " << n;
-                  ASSERT_EQ(std::memcmp(&y1[at], &y2[at], 4), 0) << "not deterministic";
-                }
+              expect_exact_dot(m, q, y1, M, with_res, what + " wpr=" + std::to_string(wpr));
+              if (::testing::Test::HasFatalFailure()) return;
             }
         }
       }
@@ -362,7 +377,8 @@ TEST(BlockQuantKernels, SegmentEngineIsTheExactDotAndItsBitsDependOnTheSplitOnly
   a.ld_y = 4;
   const gpu::GpuStatus s = gpu::gemv_block(a, nullptr);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.describe().find("segment engine reads Q4_K and Q5_K, got Q6_K"), std::string::npos) << s.describe();
+  EXPECT_NE(s.describe().find("segment engine reads Q4_K and Q5_K, got Q6_K"), std::string::npos)
+      << s.describe();
 }
 
 // The register engine's auto split (warps per row) is chosen from N, K and the device, never from M: with
@@ -411,8 +427,8 @@ TEST(BlockQuantKernels, RegisterEngineGivesATokenItsBitsAlone) {
       const std::vector<float> all = run(M, 0);
       const std::vector<float> alone = run(1, M - 1);
       EXPECT_EQ(std::memcmp(&all[static_cast<size_t>(M - 1) * N], alone.data(), sizeof(float) * N), 0)
-          << gpu::block_type_name(tc.type) << ": token " << M - 1 << " of " << M << " differs from its M = 1 bits ("
-          << sms << " SMs)";
+          << gpu::block_type_name(tc.type) << ": token " << M - 1 << " of " << M
+          << " differs from its M = 1 bits (" << sms << " SMs)";
     }
   }
 }
@@ -445,7 +461,8 @@ class KQuantModel : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new qc::test::TempDir();
-    const qc::test::KQuantFiles f = qc::test::write_kquant_model(dir_->path().string(), 3, kquant_cuda_shape());
+    const qc::test::KQuantFiles f =
+        qc::test::write_kquant_model(dir_->path().string(), 3, kquant_cuda_shape());
     path_ = new std::string(f.quantised);
   }
   static void TearDownTestSuite() {
@@ -496,15 +513,17 @@ TEST_F(KQuantModel, DecodePathMatchesTheOracle) {
       EXPECT_EQ(std::memcmp(single.logits.data(), out.logits.data(), sizeof(float) * out.logits.size()), 0)
           << gemv_variant_name(v) << " segments: 3-token steps changed bits";
     }
-    const double bound = 4.0 * std::sqrt(33.0) * (0.0129 / 127.0) + 4.0 * std::sqrt(2.0) * std::ldexp(1.0, -11);
+    const double bound =
+        4.0 * std::sqrt(33.0) * (0.0129 / 127.0) + 4.0 * std::sqrt(2.0) * std::ldexp(1.0, -11);
     double wl = 0.0, wh = 0.0;
     for (size_t i = 0; i < tokens.size(); ++i) {
       wl = std::max(wl, rel_dist(out.logits, ref.logits, i, static_cast<size_t>(c.n_vocab)));
       wh = std::max(wh, rel_dist(out.hidden, ref.hidden, i, static_cast<size_t>(c.n_embd)));
     }
-    std::printf("[ distance ] mixed K-quant model, decode path, %s, %s engine: logits %.3e hidden %.3e (bound "
-                "%.3e)\n",
-                gemv_variant_name(v), block_engine_name(engine), wl, wh, bound);
+    std::printf(
+        "[ distance ] mixed K-quant model, decode path, %s, %s engine: logits %.3e hidden %.3e (bound "
+        "%.3e)\n",
+        gemv_variant_name(v), block_engine_name(engine), wl, wh, bound);
     EXPECT_LT(wl, bound) << gemv_variant_name(v);
     EXPECT_LT(wh, bound) << gemv_variant_name(v);
   }
@@ -537,7 +556,8 @@ TEST_F(KQuantModel, PromptPathMatchesTheOracle) {
     std::vector<float> last;
     for (int at = 0; at < n; at += 64) {
       const int len = std::min(64, n - at);
-      auto r = (*gpu)->prefill(std::span<const int32_t>(tokens.data() + at, static_cast<size_t>(len)), at, {});
+      auto r =
+          (*gpu)->prefill(std::span<const int32_t>(tokens.data() + at, static_cast<size_t>(len)), at, {});
       ASSERT_TRUE(r.ok()) << r.error().describe();
       last.assign(r->logits.begin(), r->logits.end());
     }
