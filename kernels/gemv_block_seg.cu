@@ -24,7 +24,7 @@
 // u the activation piece's scale), then the butterfly (warp_sum), then the row's warps in ascending order.
 // warps_per_row is chosen from N and K alone. Not the register engine's order (that folds whole pieces per
 // lane): a bit class of its own, judged against the exact dot product within the same bound
-// (tests/gpu/test_block_seg.cpp).
+// (tests/gpu/test_backend_kquant.cpp).
 #include <algorithm>
 #include <string>
 
