@@ -24,6 +24,25 @@
 
 namespace qc {
 
+// The names of a dense enum (values 0 .. N - 1, each named by `name`): parsed back, and listed for help
+// texts and error messages ("a, b, c"). One spelling per value, so the settings file, the CLI and the GUI
+// agree.
+template <typename E, int N>
+std::optional<E> parse_enum_name(std::string_view s, const char* (*name)(E)) {
+  for (int i = 0; i < N; ++i)
+    if (s == name(static_cast<E>(i))) return static_cast<E>(i);
+  return std::nullopt;
+}
+template <typename E, int N>
+std::string enum_name_list(const char* (*name)(E)) {
+  std::string out;
+  for (int i = 0; i < N; ++i) {
+    if (i) out += ", ";
+    out += name(static_cast<E>(i));
+  }
+  return out;
+}
+
 // GEMV family for Q8_0 weights (kernels/gemv_q8/*.cu). Names are the CLI/GUI spellings.
 enum class GemvVariant : uint8_t {
   kH,       // "h":      one warp per row, single int8 activation word, one 512-weight segment in flight
@@ -78,21 +97,12 @@ inline const char* gemv_variant_name(GemvVariant v) {
 }
 
 inline std::optional<GemvVariant> parse_gemv_variant(std::string_view s) {
-  for (int i = 0; i < kGemvVariantCount; ++i) {
-    const auto v = static_cast<GemvVariant>(i);
-    if (s == gemv_variant_name(v)) return v;
-  }
-  return std::nullopt;
+  return parse_enum_name<GemvVariant, kGemvVariantCount>(s, gemv_variant_name);
 }
 
 // "h, hl, hu, ..." for help texts and error messages.
 inline std::string gemv_variant_list() {
-  std::string out;
-  for (int i = 0; i < kGemvVariantCount; ++i) {
-    if (i) out += ", ";
-    out += gemv_variant_name(static_cast<GemvVariant>(i));
-  }
-  return out;
+  return enum_name_list<GemvVariant, kGemvVariantCount>(gemv_variant_name);
 }
 
 inline ActFormat gemv_act_format(GemvVariant v) {
@@ -160,20 +170,11 @@ inline const char* block_engine_name(BlockEngine e) {
 }
 
 inline std::optional<BlockEngine> parse_block_engine(std::string_view s) {
-  for (int i = 0; i < kBlockEngineCount; ++i) {
-    const auto e = static_cast<BlockEngine>(i);
-    if (s == block_engine_name(e)) return e;
-  }
-  return std::nullopt;
+  return parse_enum_name<BlockEngine, kBlockEngineCount>(s, block_engine_name);
 }
 
 inline std::string block_engine_list() {
-  std::string out;
-  for (int i = 0; i < kBlockEngineCount; ++i) {
-    if (i) out += ", ";
-    out += block_engine_name(static_cast<BlockEngine>(i));
-  }
-  return out;
+  return enum_name_list<BlockEngine, kBlockEngineCount>(block_engine_name);
 }
 
 }  // namespace qc
