@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # One device call for the GEMV work (docs/KERNELS.md): the GPU tests, then qwenchat-gemv-bench; logs under
-# $OUT, the bench's summary table last. Sized for a 240 s call: no build when prebuilt binaries travel.
+# $OUT, the bench's summary table last. kernels/ is configured standalone and built there
+# (QWENCHAT_DEVICE_PREFIX: a prefix holding GoogleTest).
 #
 #   bash kernels/bench/run_device.sh          # from the tree's root on the GPU machine
 #
-# Binaries: prebuilt/qwenchat_gpu_tests.xz and prebuilt/qwenchat-gemv-bench.xz (built on the Debian machine
-# for sm_90, stripped, xz-compressed to fit the transfer) are used when they start there; otherwise
-# kernels/ is configured standalone and built (QWENCHAT_DEVICE_PREFIX: a prefix holding GoogleTest).
+# Prebuilt binaries (no build on the device, for a short budget) travel with tools/device/short_call.sh, the
+# one home of that: the two binaries this script ran prebuilt no longer fit the transfer together.
 # Environment: OUT, QWENCHAT_DEVICE_PREFIX, T_TESTS (s, default 50), T_BENCH (s, default 175),
 # BENCH_BUDGET (s, default 140), BENCH_ARGS (extra bench arguments).
 set -u -o pipefail
@@ -21,26 +21,16 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,po
   --format=csv > "$OUT/device_info.txt" 2>&1
 head -2 "$OUT/device_info.txt"
 
-ok=0
-if [[ -f prebuilt/qwenchat_gpu_tests.xz && -f prebuilt/qwenchat-gemv-bench.xz ]]; then
-  for f in qwenchat_gpu_tests qwenchat-gemv-bench; do
-    xz -dc "prebuilt/$f.xz" > "$BIN/$f" 2>/dev/null ||
-      python3 -c "import lzma,sys; sys.stdout.buffer.write(lzma.open(sys.argv[1]).read())" "prebuilt/$f.xz" > "$BIN/$f"
-    chmod +x "$BIN/$f"
-  done
-  "$BIN/qwenchat_gpu_tests" --gtest_list_tests > /dev/null 2>&1 && "$BIN/qwenchat-gemv-bench" --help > /dev/null 2>&1 && ok=1
-  log "prebuilt binaries: $([[ $ok == 1 ]] && echo run || echo 'do not run here')"
+export PATH=/usr/local/cuda/bin:$PATH
+[[ -n "${QWENCHAT_DEVICE_PREFIX:-}" ]] && export CMAKE_PREFIX_PATH=$QWENCHAT_DEVICE_PREFIX
+log "building kernels/ standalone"
+if ! { cmake -S kernels -B /tmp/qwenchat-build -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DQWENCHAT_PTXAS_VERBOSE=ON \
+  > "$OUT/build.log" 2>&1 &&
+  ninja -C /tmp/qwenchat-build -j"$(nproc)" qwenchat-gemv-bench qwenchat_gpu_tests >> "$OUT/build.log" 2>&1; }; then
+  tail -30 "$OUT/build.log"
+  exit 1
 fi
-if [[ $ok == 0 ]]; then
-  export PATH=/usr/local/cuda/bin:$PATH
-  [[ -n "${QWENCHAT_DEVICE_PREFIX:-}" ]] && export CMAKE_PREFIX_PATH=$QWENCHAT_DEVICE_PREFIX
-  log "building kernels/ standalone"
-  cmake -S kernels -B /tmp/qwenchat-build -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DQWENCHAT_PTXAS_VERBOSE=ON \
-    > "$OUT/build.log" 2>&1 &&
-    ninja -C /tmp/qwenchat-build -j"$(nproc)" qwenchat-gemv-bench qwenchat_gpu_tests >> "$OUT/build.log" 2>&1 ||
-    { tail -30 "$OUT/build.log"; exit 1; }
-  cp /tmp/qwenchat-build/qwenchat-gemv-bench /tmp/qwenchat-build/tests_gpu/qwenchat_gpu_tests "$BIN/"
-fi
+cp /tmp/qwenchat-build/qwenchat-gemv-bench /tmp/qwenchat-build/tests_gpu/qwenchat_gpu_tests "$BIN/"
 
 log "tests"
 timeout "${T_TESTS:-50}" "$BIN/qwenchat_gpu_tests" --gtest_color=no > "$OUT/gpu_tests.log" 2>&1
