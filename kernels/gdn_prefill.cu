@@ -33,7 +33,8 @@ struct Scratch {
   float* vo;     // [M][Nv*dv]
   float* gate;   // [Nv][Mp][2]
   int mp;        // M rounded up to kTile
-  float* extra;  // kChunked: gdn_chunk_floats(a) (w | qw | ou | g); kGroup: gdn_group_floats(a, mp) (coef)
+  // kChunked: gdn_chunk_floats(a) (w | qw | ou | g | g_lo); kGroup: gdn_group_floats(a, mp) (coef).
+  float* extra;
 };
 
 Scratch carve(const GdnArgs& a, float* scratch) {

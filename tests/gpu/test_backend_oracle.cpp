@@ -1,43 +1,14 @@
 // The CUDA backend against the CPU double-precision oracle (make_backend kCpuF64) on whole models: logits
 // and hidden states over a token sequence for every GEMV variant, dense-weight models, the MTP block and
 // the per-layer probes. Skipped without a device.
-//
-// Bounds on the relative distance ||gpu - f64|| / ||f64|| of a token's logits (or hidden state):
-// - Activation quantisation (kernels/layout.h). In a 32-element block with scale s = max|a| / 127, format
-//   h rounds a/s to an integer: the error is uniform in [-s/2, s/2], rms s/sqrt(12). The block's rms is at
-//   least max|a|/sqrt(32), so relative to it eps_h <= sqrt(32) / (127 sqrt(12)) = 0.0129. Format hl adds a
-//   second word that divides the error by 127: eps_hl = 1.0e-4.
-// - A token passes Q = 4 quantised GEMV inputs per layer (in_proj, out_proj, gate|up, down) plus the
-//   lm_head input: Q = 4 * 8 + 1 = 33 independent errors, added in quadrature, carried to the logits with
-//   a gain G: distance <= G sqrt(Q) eps. G = 4 allows for what the network does to a perturbation (norms
-//   rescale it, GDN states and attention carry it to later tokens); the measured values are printed.
-// - Floor for every variant: the f16 KV cache (relative rounding <= 2^-11 per element) in 2 attention
-//   layers, same gain: 4 sqrt(2) 2^-11 = 2.8e-3; f32 arithmetic elsewhere is ~1e-6 and falls under it.
-//   h: 4 sqrt(33) 0.0129 = 0.296; hl: 4 sqrt(33) 1.0e-4 = 2.3e-3; deq and dense weights: the floor.
+// Bounds: oracle_bounds.h (derivation there).
 #include <cstdio>
 
 #include "backend_test_util.h"
+#include "oracle_bounds.h"
 
 namespace qc::cuda::test {
 namespace {
-
-constexpr double kGain = 4.0;
-constexpr double kQuantPoints = 33.0;
-constexpr double kEpsH = 0.0129;
-constexpr double kEpsHL = kEpsH / 127.0;
-const double kFloor = kGain * std::sqrt(2.0) * std::ldexp(1.0, -11);
-
-double bound_for(GemvVariant v) {
-  switch (gemv_act_format(v)) {
-    case ActFormat::kH:
-      return kGain * std::sqrt(kQuantPoints) * kEpsH + kFloor;
-    case ActFormat::kHL:
-      return kGain * std::sqrt(kQuantPoints) * kEpsHL + kFloor;
-    case ActFormat::kF32:
-      return kFloor;
-  }
-  return 0.0;
-}
 
 struct Worst {
   double logits = 0.0, hidden = 0.0;
@@ -69,7 +40,7 @@ TEST(CudaBackend, EveryVariantMatchesOracle) {
     ASSERT_EQ(out.logits.size(), ref.logits.size());
     const Worst w = worst_distance(out, ref, tokens.size(), static_cast<size_t>(c.n_vocab),
                                    static_cast<size_t>(c.n_embd));
-    const double b = bound_for(v);
+    const double b = oracle_bound(v);
     std::printf("[ distance ] %-7s logits %.3e  hidden %.3e  (bound %.3e)\n", gemv_variant_name(v), w.logits,
                 w.hidden, b);
     EXPECT_LT(w.logits, b) << gemv_variant_name(v);
@@ -92,9 +63,9 @@ TEST(CudaBackend, DenseWeightModelsMatchOracle) {
     const Worst w = worst_distance(out, ref, tokens.size(), static_cast<size_t>(c.n_vocab),
                                    static_cast<size_t>(c.n_embd));
     std::printf("[ distance ] %s%s model: logits %.3e  hidden %.3e  (bound %.3e)\n", dtype_name(type),
-                tied ? " tied" : "", w.logits, w.hidden, kFloor);
-    EXPECT_LT(w.logits, kFloor) << dtype_name(type);
-    EXPECT_LT(w.hidden, kFloor) << dtype_name(type);
+                tied ? " tied" : "", w.logits, w.hidden, kDecodeFloor);
+    EXPECT_LT(w.logits, kDecodeFloor) << dtype_name(type);
+    EXPECT_LT(w.hidden, kDecodeFloor) << dtype_name(type);
   }
 }
 
@@ -113,7 +84,7 @@ TEST(CudaBackend, MtpDraftsMatchOracle) {
   const SeqOut ref = run_sequence(*oracle, tokens, {9});
   const SeqOut out = run_sequence(*gpu, tokens, {4, 1});
   const size_t H = static_cast<size_t>(c.n_embd), V = static_cast<size_t>(c.n_vocab);
-  const double b = kGain * std::sqrt(39.0) * kEpsHL + kFloor;
+  const double b = oracle_bound(ActFormat::kHL, 39.0);
   double worst_l = 0.0, worst_h = 0.0;
   for (size_t q = 0; q + 1 < tokens.size(); ++q) {
     auto r = oracle->mtp_forward(tokens[q + 1], std::span<const float>(ref.hidden).subspan(q * H, H),
@@ -160,7 +131,7 @@ TEST(CudaBackend, LayerNormsMatchOracle) {
   const auto g = gpu->layer_norms();
   ASSERT_EQ(r.size(), static_cast<size_t>(c.n_layer));
   ASSERT_EQ(g.size(), r.size());
-  const double b = bound_for(GemvVariant::kTile);
+  const double b = oracle_bound(GemvVariant::kTile);
   for (size_t l = 0; l < r.size(); ++l) {
     ASSERT_GT(r[l], 0.0f);
     EXPECT_LT(std::fabs(g[l] - r[l]) / r[l], b) << "layer " << l << ": gpu " << g[l] << " oracle " << r[l];

@@ -4,27 +4,23 @@
 // entries that drafts read like the decode path's; clear errors. Skipped without a device (and the f16
 // cases without the toolkit's libcublasLt).
 //
-// Bounds, in the terms of test_backend_oracle.cpp (gain 4, 33 quantisation points per token; GDN rounds in
-// f32, the token and group scans to ~1e-5 of the RMS, the chunked one to ~3e-4 (test_gdn_prefill.cpp): below
-// the floor). The floor: the decode path's f16 KV cache is 4 sqrt(2) 2^-11 (k and v rounded);
-// the prompt path's attention also rounds q and the probabilities to f16 (attention_flash.h), four
-// independent roundings of the same size: 4 sqrt(4) 2^-11.
-// - int8: every projection input in format hl, eps 0.0129 / 127 = 1.0e-4, as the hl-class GEMVs;
-// - f16: a weight and an input each rounded once to f16 (gemm_f16.h), relative rms sqrt(2/3) 2^-11 =
-//   4.0e-4 per projection output (two independent uniform roundings of at most 2^-11 relative); lm_head
-//   stays hl, inside that.
+// Bounds (oracle_bounds.h: gain 4, 33 quantisation points per token, the prompt path's floor of four f16
+// roundings; GDN rounds in f32, the token and group scans to ~1e-5 of the RMS, the chunked one to ~3e-4
+// (test_gdn_prefill.cpp): below the floor):
+// - int8: every projection input in format hl, as the hl-class GEMVs;
+// - f16: eps_f16 per projection output; lm_head stays hl, inside that.
 #include <cstdio>
 
 #include "backend_test_util.h"
 #include "cublaslt.h"
 #include "gdn_prefill.h"
+#include "oracle_bounds.h"
 
 namespace qc::cuda::test {
 namespace {
 
-const double kFloor = 4.0 * std::sqrt(4.0) * std::ldexp(1.0, -11);
-const double kBoundInt8 = 4.0 * std::sqrt(33.0) * (0.0129 / 127.0) + kFloor;
-const double kBoundF16 = 4.0 * std::sqrt(33.0) * std::sqrt(2.0 / 3.0) * std::ldexp(1.0, -11) + kFloor;
+const double kBoundInt8 = oracle_bound(ActFormat::kHL, kQuantPoints, kPromptFloor);
+const double kBoundF16 = kOracleGain * std::sqrt(kQuantPoints) * kEpsF16 + kPromptFloor;
 
 class CudaPrefill : public ::testing::TestWithParam<PrefillGemm> {
  protected:

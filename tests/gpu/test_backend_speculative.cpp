@@ -12,25 +12,10 @@
 #include <cstdio>
 
 #include "backend_test_util.h"
+#include "oracle_bounds.h"
 
 namespace qc::cuda::test {
 namespace {
-
-// The oracle bounds of test_backend_oracle.cpp (derivation there): gain 4 over 33 quantised inputs per
-// token, plus the f16 KV-cache floor.
-double oracle_bound(GemvVariant v) {
-  const double floor = 4.0 * std::sqrt(2.0) * std::ldexp(1.0, -11);
-  const double eps_h = 0.0129;
-  switch (gemv_act_format(v)) {
-    case ActFormat::kH:
-      return 4.0 * std::sqrt(33.0) * eps_h + floor;
-    case ActFormat::kHL:
-      return 4.0 * std::sqrt(33.0) * (eps_h / 127.0) + floor;
-    case ActFormat::kF32:
-      return floor;
-  }
-  return 0.0;
-}
 
 // Every state region (KV caches f16, GDN states f32) copied to the host as raw bytes. The backend's
 // stream is non-blocking and commit() does not synchronise: wait for the device first.

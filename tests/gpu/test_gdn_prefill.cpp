@@ -591,10 +591,10 @@ TEST(GdnPrefill, RejectsBadArguments) {
   EXPECT_EQ(gdn_prefill_scratch_floats(a),
             static_cast<size_t>(m) * (2 * s.nk * s.dk + s.nv * s.dv) + 2 * static_cast<size_t>(s.nv) * 16);
   // The chunked scan adds, per value head, two 64-row chunk slots (8 rows can straddle a grid point) of
-  // w, qw (dk each), ou (dv) and g (1).
+  // w, qw (dk each), ou (dv) and G as hi and lo (1 each).
   GdnArgs ch = a;
   ch.scan = GdnScan::kChunked;
-  const size_t chunk_floats = static_cast<size_t>(2 * 64) * s.nv * (2 * s.dk + s.dv + 1);
+  const size_t chunk_floats = static_cast<size_t>(2 * 64) * s.nv * (2 * s.dk + s.dv + 2);
   EXPECT_EQ(gdn_prefill_scratch_floats(ch), gdn_prefill_scratch_floats(a) + chunk_floats);
   // The grouped scan adds a row of 12 coefficients per (value head, row rounded up to 16).
   GdnArgs gr = a;
