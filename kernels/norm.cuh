@@ -109,4 +109,40 @@ __device__ inline void rmsnorm_row_block(const NormRow& r, float* buf, float* sc
   }
 }
 
+// The decode path's norms (a few rows, no residual add): the row split over ceil(n / nt) blocks, block
+// `slice` writing elements [slice nt, (slice + 1) nt). Every block reduces the whole row itself, with
+// rmsnorm_row_block's register-path chains (thread t sums x[t + j nt] for ascending j) and the same
+// block_sum, so every block holds the same inv, bit for bit the row block's; then it scales its own slice
+// and quantises it from registers, one 32-element block per warp. Same values, same operations: the same
+// bits as rmsnorm_row_block. What it costs: ceil(n / nt) reads of the row instead of one (20 KB at n = 5120,
+// from L2 after the first); what it buys: the quantisation tail, n / 32 warp-blocks that one 512-thread
+// block works through in ceil(n / nt) rounds behind a barrier and a shared-memory stage, spread over as many
+// blocks, one round each. Requires blockDim.x == nt with n <= kNormRegs * nt and no add; with q_hi, n a
+// multiple of 32 (so a warp's 32 elements lie all inside the row or all outside it).
+__device__ inline void rmsnorm_row_slice(const NormRow& r, int slice, float* scratch) {
+  const int nt = blockDim.x;
+  const int mine = slice * nt + threadIdx.x;
+  float ss = 0.0f, x_mine = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kNormRegs; ++j) {
+    const int i = threadIdx.x + j * nt;
+    if (i < r.n) {
+      const float v = r.x[i];
+      if (j == slice) x_mine = v;
+      ss = __fmaf_rn(v, v, ss);
+    }
+  }
+  const float w_mine = mine < r.n ? r.w[mine] : 0.0f;
+  const float total = block_sum(ss, scratch);
+  const float inv = __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(total, static_cast<float>(r.n)), r.eps)));
+  const float y = __fmul_rn(__fmul_rn(x_mine, inv), w_mine);
+  if (mine < r.n) {
+    if (r.out) r.out[mine] = y;
+    if (r.out16) r.out16[mine] = f2h(saturate_f16(__fmul_rn(y, r.scale16)));
+  }
+  const int base = mine & ~(kQBlock - 1);  // the warp's first element (kQBlock == 32 == warp size)
+  if (r.q_hi && base < r.n)
+    quantize_block_warp(y, r.q_hi + base, r.q_lo ? r.q_lo + base : nullptr, r.q_scale + base / kQBlock);
+}
+
 }  // namespace qc::gpu

@@ -1,5 +1,6 @@
-// Kernels of norm_quant.h. RMSNorm: one block of 512 threads per token row, the row staged in shared
-// memory (n floats) between the reduction and the scaling pass; quantiser: one warp per 32-element block.
+// Kernels of norm_quant.h. RMSNorm: blocks of 512 threads, one per token row (the row in registers or staged
+// in shared memory between the reduction and the scaling pass), or for the token path's few rows the row
+// split over n / 512 blocks that each reduce it (norm.cuh); quantiser: one warp per 32-element block.
 #include "norm.cuh"
 #include "norm_quant.h"
 
@@ -10,12 +11,8 @@ constexpr int kNormThreads = 512;
 constexpr int kMaxNormN = 12 * 1024;  // 48 KB of shared memory for the staged row
 constexpr size_t kDefaultSmem = 40 * 1024;
 
-__global__ void __launch_bounds__(kNormThreads) rmsnorm_kernel(const RmsNormArgs a) {
-  extern __shared__ float buf[];
-  __shared__ float scratch[32];
-  pdl_wait();
-  pdl_trigger();
-  const int m = blockIdx.x;
+// Row m of the arguments as norm.cuh's NormRow.
+__device__ NormRow norm_row(const RmsNormArgs& a, int m) {
   NormRow r;
   r.x = a.x + m * a.ld_x;
   r.add = a.add ? a.add + m * a.ld_add : nullptr;
@@ -29,7 +26,31 @@ __global__ void __launch_bounds__(kNormThreads) rmsnorm_kernel(const RmsNormArgs
   r.eps = a.eps;
   r.out16 = a.out16 ? a.out16 + static_cast<size_t>(m) * a.ld_out16 : nullptr;
   r.scale16 = ldexpf(1.0f, -a.shift16);
-  rmsnorm_row_block(r, buf, scratch);
+  return r;
+}
+
+// One block per row (grid.x = M).
+__global__ void __launch_bounds__(kNormThreads) rmsnorm_kernel(const RmsNormArgs a) {
+  extern __shared__ float buf[];
+  __shared__ float scratch[32];
+  pdl_wait();
+  pdl_trigger();
+  rmsnorm_row_block(norm_row(a, blockIdx.x), buf, scratch);
+}
+
+// The row split over blocks (grid.x = slices, grid.y = M; norm.cuh rmsnorm_row_slice): the same bits.
+__global__ void __launch_bounds__(kNormThreads) rmsnorm_slice_kernel(const RmsNormArgs a) {
+  __shared__ float scratch[32];
+  pdl_wait();
+  pdl_trigger();
+  rmsnorm_row_slice(norm_row(a, blockIdx.y), blockIdx.x, scratch);
+}
+
+// Split a row over blocks only for the token path's few rows without the residual add: the prompt path's
+// hundreds of rows already fill the card one block a row, and a split there would multiply its reads of x
+// by n / 512; x_out aliasing x (the in-place add) would let one block's store reach another's sum.
+bool split_rows(const RmsNormArgs& a) {
+  return !a.add && a.m <= kMaxTokens && a.n <= kNormRegs * kNormThreads;
 }
 
 constexpr int kQuantThreads = 256;
@@ -78,6 +99,13 @@ GpuStatus rmsnorm(const RmsNormArgs& a, cudaStream_t stream) {
   QC_GPU_REQUIRE(!a.out || a.ld_out >= a.n,
                  "rmsnorm: ld_out must be >= n=" + std::to_string(a.n) + ", got " + std::to_string(a.ld_out));
   QC_GPU_TRY(check_qout("rmsnorm", a.out_q, a.n));
+  if (split_rows(a)) {
+    const int slices = (a.n + kNormThreads - 1) / kNormThreads;
+    QC_CUDA_CHECK(
+        launch_kernel(rmsnorm_slice_kernel, dim3(slices, a.m), dim3(kNormThreads), 0, stream, a.pdl, a));
+    QC_LAUNCH_CHECK("rmsnorm_slice_kernel", stream);
+    return GpuStatus::success();
+  }
   const size_t smem = a.n * sizeof(float);
   if (smem > kDefaultSmem)  // beyond the default dynamic limit (the static scratch shares the 48 KB)
     QC_CUDA_CHECK(cudaFuncSetAttribute(rmsnorm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

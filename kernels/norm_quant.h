@@ -1,9 +1,10 @@
 // RMSNorm with the fused residual add and the fused int8 quantisation of its output (layer entries, the
 // post-attention norm, the final norm), and the standalone activation quantiser.
 //
-// Cost: one block per token row; the data is a few KB per row, so these are latency kernels whose point is
-// to remove launches and passes: "x += y; x_hat = norm(x); q = quant(x_hat)" is one kernel and one read of
-// x instead of three.
+// Cost: one block per token row (for the token path's M <= kMaxTokens rows without the add, n / 512 blocks
+// per row, each reducing the whole row: norm.cuh rmsnorm_row_slice, the same bits); the data is a few KB per
+// row, so these are latency kernels whose point is to remove launches and passes: "x += y; x_hat = norm(x);
+// q = quant(x_hat)" is one kernel and one read of x instead of three.
 #pragma once
 
 #include <cuda_runtime_api.h>

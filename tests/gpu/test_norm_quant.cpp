@@ -98,6 +98,71 @@ TEST(NormQuant, RmsNormWithResidualAndQuant) {
   }
 }
 
+// The token path's norms (M <= 4 rows, no residual add) split each row over n / 512 blocks that each reduce
+// the whole row (norm.cuh rmsnorm_row_slice); M = 5 rows take one block a row (rmsnorm_row_block). Both must
+// give every output the same bits: run the same rows both ways and compare f32, f16, words and scales. The
+// sizes: n = 5120 (ten whole slices), 1056 (a last slice of one warp), 96 (one part-filled slice) and 6144
+// (the largest n the split takes: twelve slices, every register of the reduction in use); strided rows.
+TEST(NormQuant, TokenRowsSplitOverBlocksGiveTheRowBlockBits) {
+  QC_REQUIRE_DEVICE();
+  std::mt19937 rng(6);
+  for (int n : {5120, 1056, 96, 6144}) {
+    const int ld = n + 64, big = 5;
+    const std::vector<float> x = random_normal(rng, static_cast<size_t>(big) * ld, 2.0f);
+    const std::vector<float> w = random_floats(rng, n, 0.5f, 1.5f);
+    DevBuf<float> dx(x), dw(w);
+    struct Outputs {
+      std::vector<float> f, scale;
+      std::vector<int8_t> hi, lo;
+      std::vector<uint16_t> f16;
+    };
+    auto run = [&](int m) {
+      DevBuf<float> out(static_cast<size_t>(m) * ld), qs(static_cast<size_t>(m) * ld / 32);
+      DevBuf<int8_t> qh(static_cast<size_t>(m) * ld), ql(static_cast<size_t>(m) * ld);
+      DevBuf<uint16_t> o16(static_cast<size_t>(m) * ld);
+      out.poison();
+      qs.poison();
+      qh.poison(0x80);
+      ql.poison(0x80);
+      o16.poison();
+      RmsNormArgs a;
+      a.x = dx.get();
+      a.ld_x = ld;
+      a.weight = dw.get();
+      a.n = n;
+      a.m = m;
+      a.out = out.get();
+      a.ld_out = ld;
+      a.out_q = QActOut{qh.get(), ql.get(), qs.get(), ld, ld / 32};
+      a.out16 = o16.get();
+      a.ld_out16 = ld;
+      a.shift16 = 3;
+      EXPECT_TRUE(rmsnorm(a, nullptr).ok());
+      return Outputs{out.download(), qs.download(), qh.download(), ql.download(), o16.download()};
+    };
+    const Outputs rows = run(big);  // one block a row
+    for (int m = 1; m <= 4; ++m) {
+      const Outputs split = run(m);
+      for (int r = 0; r < m; ++r) {
+        const size_t o = static_cast<size_t>(r) * ld;
+        const std::string what =
+            "n=" + std::to_string(n) + " m=" + std::to_string(m) + " row " + std::to_string(r);
+        ASSERT_EQ(std::memcmp(split.f.data() + o, rows.f.data() + o, sizeof(float) * n), 0) << what << " f32";
+        ASSERT_EQ(std::memcmp(split.f16.data() + o, rows.f16.data() + o, sizeof(uint16_t) * n), 0)
+            << what << " f16";
+        ASSERT_EQ(std::memcmp(split.hi.data() + o, rows.hi.data() + o, n), 0) << what << " hi";
+        ASSERT_EQ(std::memcmp(split.lo.data() + o, rows.lo.data() + o, n), 0) << what << " lo";
+        ASSERT_EQ(
+            std::memcmp(split.scale.data() + o / 32, rows.scale.data() + o / 32, sizeof(float) * (n / 32)), 0)
+            << what << " scales";
+      }
+    }
+    for (int r = 0; r < big; ++r)  // every element written (the f32 poison is NaN)
+      ASSERT_TRUE(all_finite(std::vector<float>(rows.f.begin() + static_cast<long>(r) * ld,
+                                                rows.f.begin() + static_cast<long>(r) * ld + n)));
+  }
+}
+
 TEST(NormQuant, QuantizeIsBitExactWithCpuMirror) {
   QC_REQUIRE_DEVICE();
   std::mt19937 rng(4);
