@@ -203,10 +203,13 @@ cudaError_t launch_m(const GemvBlockArgs& a, dim3 grid, cudaStream_t s) {
 
 }  // namespace
 
-BlockEngine block_engine_for(BlockEngine preferred, BlockType t, ActFormat f) {
+BlockEngine block_engine_for(BlockEngine preferred, const BlockWeights& w, ActFormat f) {
   if (f == ActFormat::kF32) return BlockEngine::kRegisters;
-  if (preferred == BlockEngine::kSegments && t != BlockType::kQ4_K && t != BlockType::kQ5_K)
-    return BlockEngine::kRegisters;
+  const bool seg_type = w.type == BlockType::kQ4_K || w.type == BlockType::kQ5_K;
+  if (preferred == BlockEngine::kAuto)
+    return seg_type && f == ActFormat::kHL && w.rows >= 2LL * w.cols ? BlockEngine::kSegments
+                                                                     : BlockEngine::kRegisters;
+  if (preferred == BlockEngine::kSegments && !seg_type) return BlockEngine::kRegisters;
   return preferred;
 }
 
@@ -244,8 +247,9 @@ GpuStatus gemv_block(const GemvBlockArgs& in, cudaStream_t stream) {
                  "gemv_block: Q4_0/Q5_0 weights must start 2-byte aligned");
   QC_GPU_REQUIRE(a.engine != BlockEngine::kStream || a.format != ActFormat::kF32,
                  "gemv_block: the stream engine runs the quantised activation forms (h, hl), not f32");
+  if (a.engine == BlockEngine::kAuto) a.engine = block_engine_for(BlockEngine::kAuto, a.w, a.format);
   if (a.engine == BlockEngine::kSegments) return detail::gemv_block_seg(a, stream);
-  const bool stream_engine = a.engine == BlockEngine::kStream;  // kAuto: registers (gemv_block.h)
+  const bool stream_engine = a.engine == BlockEngine::kStream;
   int rows_per_warp = 1;
   if (stream_engine) {
     // Auto: two rows per warp share the activation words' loads (measured 2026-12-06).

@@ -24,8 +24,8 @@
 
 namespace qc::gpu {
 
-// The engines (kAuto: registers; segments takes Q4_K / Q5_K and runs the rest on registers): plain C++
-// vocabulary for the settings, in qwenchat_kernels/gemv_variant.h.
+// The engines (kAuto: block_engine_for's choice per matrix; segments takes Q4_K / Q5_K and runs the rest on
+// registers): plain C++ vocabulary for the settings, in qwenchat_kernels/gemv_variant.h.
 using qc::BlockEngine;
 
 struct GemvBlockArgs {
@@ -62,9 +62,15 @@ struct GemvBlockArgs {
 };
 GpuStatus gemv_block(const GemvBlockArgs& args, cudaStream_t stream);
 
-// The engine a matrix of type t read in form f runs on when `preferred` is asked for (KernelConfig's
-// block_engine, for a file that mixes types): `preferred` where it takes them (stream: h / hl; segments:
-// Q4_K / Q5_K in h / hl), else the registers. gemv_block() itself refuses an engine that does not take them.
-BlockEngine block_engine_for(BlockEngine preferred, BlockType t, ActFormat f);
+// The engine matrix w read in form f runs on when `preferred` is asked for (KernelConfig's block_engine,
+// for a file that mixes types): `preferred` where it takes them (stream: h / hl; segments: Q4_K / Q5_K in
+// h / hl), else the registers; gemv_block() itself refuses an engine that does not take them. kAuto
+// (gemv_block() resolves it the same way) is segments for Q4_K / Q5_K in hl with N >= 2K, else registers:
+// from the sweep of 2026-12-07 (H100, docs/PERFORMANCE.md), where on the 27B's wide shapes (gate/up, GDN
+// qkv+z, attention q+gate, an lm_head) the segment engine in hl moved 5-19% more bytes than the registers at
+// M = 1 and -2..+22% at M = 2 (MTP's default verification), and lost on the narrow ones (ffn down, out)
+// at M = 1 and in h everywhere. At M = 3, 4 it loses 12-20% on the wide shapes; the choice does not look at
+// M, since a token's bits must not depend on how many tokens share the pass.
+BlockEngine block_engine_for(BlockEngine preferred, const BlockWeights& w, ActFormat f);
 
 }  // namespace qc::gpu

@@ -296,12 +296,13 @@ GpuStatus gemv_block_seg(const GemvBlockArgs& in, cudaStream_t stream) {
   if (a.warps_per_row == 0) a.warps_per_row = gemv_block_seg_auto_wpr(a.w.rows, a.w.cols, sms);
   QC_GPU_REQUIRE(a.warps_per_row == 1 || a.warps_per_row == 2 || a.warps_per_row == 4 || a.warps_per_row == 8,
                  "gemv_block: warps_per_row must be 1, 2, 4 or 8, got " + std::to_string(a.warps_per_row));
-  // Auto (a first choice, to be measured): at M = 1 four rows a warp share the activation loads where that
-  // still leaves two waves of 24 warps an SM, else two; at M >= 2 two (the activation words of M tokens in
-  // registers). Two rows a warp keep the next window's loads in flight; four hold enough without.
+  // Auto, from the sweep of 2026-12-07 (H100, 27B shapes, Q4_K; docs/PERFORMANCE.md): at M = 1 two rows a
+  // warp without the next window in flight beat the first choice (four rows where two waves of 24 warps an
+  // SM remained, else two rows pipelined) on every shape, by 2-15%; at M = 2 four rows without it were the
+  // best on every shape (the activation loads shared by more rows); at M = 3, 4 two rows pipelined.
   if (a.rows_per_warp == 0) {
-    const long long warps4 = static_cast<long long>((a.w.rows + 3) / 4) * a.warps_per_row;
-    a.rows_per_warp = a.m == 1 && warps4 >= 2LL * 24 * sms ? 4 : 2;
+    a.rows_per_warp = a.m == 2 ? 4 : 2;
+    if (a.pipeline < 0) a.pipeline = a.m >= 3 ? 1 : 0;
   }
   QC_GPU_REQUIRE(a.rows_per_warp == 2 || a.rows_per_warp == 4,
                  "gemv_block: rows_per_warp must be 0 (auto), 2 or 4 on the segment engine, got " +

@@ -154,7 +154,7 @@ Status StepProgram::site(Run& r, const char* label, const Site& s, const QBuf& i
       g.residual = residual ? residual + lin.out_offset : nullptr;
       g.ld_residual = ld_y;
       g.m = m;
-      g.engine = gpu::block_engine_for(r.cfg.block_engine, g.w.type, g.format);
+      g.engine = gpu::block_engine_for(r.cfg.block_engine, g.w, g.format);
       g.pdl = r.pdl;
       QC_TRY(r.call(label, [&] { return gpu::gemv_block(g, r.s); }));
     } else {

@@ -72,7 +72,8 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
   // (what the tile variants run on sm_90), "_rR" R rows per warp, "_cC" C consumer warps, "_kP" P pieces of
   // a row per stage, "_sS" S ring stages, "_wW" W warps per row, "_g" the activation words read from global
   // memory (else staged in shared memory where they fit), "full" a block takes all of an SM's shared memory
-  // (else half, so the next kernel's block fits beside it).
+  // (else half, so the next kernel's block fits beside it). "hlpick" / "hpick": the launcher's choice of the
+  // engine too (BlockEngine::kAuto, gemv_block.h block_engine_for: what the decode path runs by default).
   struct Form {
     const char* name;
     qc::ActFormat f;
@@ -128,7 +129,9 @@ inline std::vector<BlockResult> block_section(const std::vector<qc::gpu::BlockTy
       {"hlg_w4", HL, 0, -1, -1, 4, E::kSegments},
       {"hlg_w8", HL, 0, -1, -1, 8, E::kSegments},
       {"hg_r4p0", H, 4, 0, -1, 0, E::kSegments},
-      {"hg_r4p1", H, 4, 1, -1, 0, E::kSegments}};
+      {"hg_r4p1", H, 4, 1, -1, 0, E::kSegments},
+      {"hlpick", HL, 0, -1, -1, 0, E::kAuto},
+      {"hpick", H, 0, -1, -1, 0, E::kAuto}};
   std::vector<Form> forms;
   for (const Form& f : all_forms)
     if (form_filter.empty() || ("," + form_filter + ",").find(std::string(",") + f.name + ",") != std::string::npos)

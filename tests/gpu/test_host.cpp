@@ -4,6 +4,7 @@
 #include <random>
 
 #include "cpu_ref.h"
+#include "gemv_block.h"
 #include "gpu_test_util.h"
 #include "layout.h"
 #include "qwenchat/kernel_config.h"
@@ -66,6 +67,32 @@ TEST(HostKernelConfig, NamesRoundTripAndClasses) {
   }
   EXPECT_EQ(parse_block_engine("segment"), std::nullopt);
   EXPECT_EQ(block_engine_list(), "auto, registers, stream, segments");
+}
+
+// The block GEMV's engine per matrix (gemv_block.h block_engine_for): auto takes the segment engine only for
+// Q4_K / Q5_K in hl with N >= 2K (the 27B's gate/up, qkv+z, q+gate), an asked-for engine where it takes the
+// matrix, the registers for everything else.
+TEST(HostKernelConfig, BlockEngineForEachMatrix) {
+  using E = BlockEngine;
+  const BlockWeights gate_up{nullptr, BlockType::kQ4_K, 17408, 5120},
+      down{nullptr, BlockType::kQ4_K, 5120, 17408};
+  const BlockWeights edge{nullptr, BlockType::kQ5_K, 2 * 5120, 5120},
+      below{nullptr, BlockType::kQ5_K, 2 * 5120 - 1, 5120};
+  const BlockWeights q6{nullptr, BlockType::kQ6_K, 17408, 5120}, q4_0{nullptr, BlockType::kQ4_0, 17408, 5120};
+  EXPECT_EQ(block_engine_for(E::kAuto, gate_up, ActFormat::kHL), E::kSegments);
+  EXPECT_EQ(block_engine_for(E::kAuto, edge, ActFormat::kHL), E::kSegments);
+  EXPECT_EQ(block_engine_for(E::kAuto, below, ActFormat::kHL), E::kRegisters);
+  EXPECT_EQ(block_engine_for(E::kAuto, down, ActFormat::kHL), E::kRegisters);
+  EXPECT_EQ(block_engine_for(E::kAuto, gate_up, ActFormat::kH), E::kRegisters);
+  EXPECT_EQ(block_engine_for(E::kAuto, gate_up, ActFormat::kF32), E::kRegisters);
+  EXPECT_EQ(block_engine_for(E::kAuto, q6, ActFormat::kHL), E::kRegisters);
+  EXPECT_EQ(block_engine_for(E::kAuto, q4_0, ActFormat::kHL), E::kRegisters);
+  EXPECT_EQ(block_engine_for(E::kRegisters, gate_up, ActFormat::kHL), E::kRegisters);
+  EXPECT_EQ(block_engine_for(E::kSegments, down, ActFormat::kH), E::kSegments);
+  EXPECT_EQ(block_engine_for(E::kSegments, q6, ActFormat::kHL), E::kRegisters);
+  EXPECT_EQ(block_engine_for(E::kSegments, gate_up, ActFormat::kF32), E::kRegisters);
+  EXPECT_EQ(block_engine_for(E::kStream, q6, ActFormat::kH), E::kStream);
+  EXPECT_EQ(block_engine_for(E::kStream, q6, ActFormat::kF32), E::kRegisters);
 }
 
 TEST(HostKernelConfig, Validate) {

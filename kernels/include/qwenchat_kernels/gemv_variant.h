@@ -146,8 +146,10 @@ inline bool gemv_bit_identical(GemvVariant a, GemvVariant b) {
 // family above does not read it. Bits: registers and stream fold every sum in the same order (one class);
 // segments (Q4_K / Q5_K only, the others stay on registers) sums in its own order, the same bits for every
 // M. A K-quant model's tokens can therefore differ between segments and the other two, never between M.
+// auto is its own mix: segments for the wide Q4_K / Q5_K matrices in hl (N >= 2K), registers elsewhere
+// (kernels/gemv_block.h block_engine_for), so its bits are neither registers' nor segments' alone.
 enum class BlockEngine : uint8_t {
-  kAuto,       // the launcher's choice (kernels/gemv_block.cu: registers)
+  kAuto,       // the launcher's choice per matrix (kernels/gemv_block.h block_engine_for)
   kRegisters,  // a lane decodes 32-value pieces from registers (gemv_block.cu)
   kStream,     // sm_90: the bulk copy engine stages rows in a shared-memory ring (gemv_block_stream.cu)
   kSegments,   // Q4_K / Q5_K: lanes on consecutive 16-byte segments, activations shared by rows
