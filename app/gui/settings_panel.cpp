@@ -208,7 +208,9 @@ void SettingsPanel::kernels(UiContext& ctx) {
   }
   help(ctx, "For llama.cpp's K-quant files (Q4_K_M and the like): how the GPU reads those matrices. registers "
             "and stream give the same bits; segments (Q4_K and Q5_K matrices; the rest stay on registers) sums "
-            "in another order, so its text may differ from theirs in a late digit's choice of token.");
+            "in another order, so its text may differ from theirs in a late digit's choice of token. auto "
+            "(the default) takes segments where it measured faster (the wide Q4_K / Q5_K matrices with hl "
+            "activations) and registers elsewhere.");
   changed |= ImGui::Checkbox("Fused residual + RMSNorm + quantise", &k.fuse_residual_norm_quant);
   help(ctx, "fused: three small steps done in one GPU kernel, so the data is read once instead of three times");
   changed |= ImGui::Checkbox("Fused gate/up + SwiGLU", &k.fuse_gate_up);
