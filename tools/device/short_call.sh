@@ -13,17 +13,20 @@
 # so 28.9 MB remain; gemv-bench 13.8 MB, gpu-tests 16.3 MB, bench 15.8 MB, libraries 2.2 MB (the fatbins,
 # sm_90 code and compute_90 PTX, are most of each and xz gains little on them): one of the three fits with
 # room, gemv-bench + gpu-tests do not.
-# run: unpacks what travelled and runs, each under its own limit, logs in $OUT:
+# run: unpacks what travelled and runs, each under its own limit, logs in $OUT (the steps and the summary
+# are verify_call.sh's, steps.sh):
 #   gemv-bench  qwenchat-gemv-bench --blocks ${SHORT_BLOCKS:-q4_k} --quick --block-forms $SHORT_FORMS
-#               (default hlauto,hlg,hauto,hg: the register and segment engines, hl and h words)
+#               (default hlauto,hlpick,hlg,hauto,hg: the register engine, kAuto's pick, the segment engine)
 #   gpu-tests   qwenchat_gpu_tests --gtest_filter=${SHORT_FILTER:-BlockQuantKernels.*:KQuantModel.*}
 #   bench       qwenchat-bench --weights ${SHORT_WEIGHTS:-q4_k_m} --variants tile,tile_h --contexts 0
-#               --tokens 32 --quick --budget 30 ${SHORT_BENCH_ARGS:---block-engines auto,segments}
+#               --tokens 32 --quick --budget 60 ${SHORT_BENCH_ARGS:---block-engines registers,auto}
 set -u -o pipefail
 DIR=.xfer/short
 declare -A SRC=([gemv-bench]=kernels/qwenchat-gemv-bench [gpu-tests]=tests/gpu/qwenchat_gpu_tests
   [bench]=app/qwenchat-bench)
 LIMIT=$((64 * 1024 * 1024))
+# shellcheck source-path=SCRIPTDIR source=steps.sh
+source "$(dirname "${BASH_SOURCE[0]}")/steps.sh"
 
 pack() {
   local build=${SHORT_BUILD:-build}
@@ -63,33 +66,21 @@ run() {
       python3 -c "import lzma,sys; sys.stdout.buffer.write(lzma.open(sys.argv[1]).read())" "$f" > "$to"
     chmod +x "$to"
   done
-  if [[ -x /tmp/gemv-bench ]]; then
-    timeout "${SHORT_T_SWEEP:-110}" /tmp/gemv-bench --blocks "${SHORT_BLOCKS:-q4_k}" --quick \
-      --block-forms "${SHORT_FORMS:-hlauto,hlg,hauto,hg}" > "$OUT/sweep.log" 2>&1
-    echo "== sweep rc=$? $(date +%T)"
-  fi
+  [[ -x /tmp/gemv-bench ]] &&
+    SWEEP_BLOCKS=${SHORT_BLOCKS:-q4_k} sweep_step /tmp/gemv-bench "${SHORT_FORMS:-hlauto,hlpick,hlg,hauto,hg}" \
+      "${SHORT_T_SWEEP:-110}"
   if [[ -x /tmp/gpu-tests ]]; then
     timeout "${SHORT_T_TESTS:-60}" /tmp/gpu-tests --gtest_color=no \
       --gtest_filter="${SHORT_FILTER:-BlockQuantKernels.*:KQuantModel.*}" > "$OUT/gpu-tests.log" 2>&1
     echo "== tests rc=$? $(date +%T)"
   fi
-  if [[ -x /tmp/bench ]]; then
-    # shellcheck disable=SC2086  # SHORT_BENCH_ARGS is a list of arguments
-    timeout "${SHORT_T_BENCH:-60}" /tmp/bench --weights "${SHORT_WEIGHTS:-q4_k_m}" --variants tile,tile_h \
-      --contexts 0 --tokens 32 --quick --budget 30 ${SHORT_BENCH_ARGS:---block-engines auto,segments} \
-      > "$OUT/decode.log" 2>&1
-    echo "== decode rc=$? $(date +%T)"
-  fi
-  echo "==== summary"
-  [[ -f $OUT/gpu-tests.log ]] && grep -hE "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Z]" "$OUT/gpu-tests.log" | head -12
-  [[ -f $OUT/sweep.log ]] && sed -n '/==== gemv_block summary/,$p' "$OUT/sweep.log" &&
-    grep -E "^read ceiling" "$OUT/sweep.log" | head -2
-  [[ -f $OUT/decode.log ]] && sed -n '/==== summary/,$p' "$OUT/decode.log" | head -8
-  return 0
+  [[ -x /tmp/bench ]] && decode_step /tmp/bench "${SHORT_WEIGHTS:-q4_k_m}" "${SHORT_T_BENCH:-60}" \
+    "${SHORT_BENCH_ARGS:---block-engines registers,auto}"
+  summary_step
 }
 
 case ${1:-} in
   pack) shift && pack "$@" ;;
   run) run ;;
-  *) sed -n '2,21p' "$0" && exit 2 ;;
+  *) sed -n '2,22p' "$0" && exit 2 ;;
 esac

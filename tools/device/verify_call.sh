@@ -17,6 +17,8 @@ R=$OUT
 export QWENCHAT_DEVICE_PREFIX=$PWD/.device/root/usr
 # shellcheck source-path=SCRIPTDIR source=prefix_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/prefix_env.sh"
+# shellcheck source-path=SCRIPTDIR source=steps.sh
+source "$(dirname "${BASH_SOURCE[0]}")/steps.sh"
 export PATH=/usr/local/cuda/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 # UPDATE_GOLDEN=1: re-record the golden CUDA streams first (for a change meant to change a kernel's bits),
@@ -57,17 +59,10 @@ else
   rm -f "$R/after-cli-texts.txt" "$R/after-configure.log" "$R/after-build.log"  # in tests-summary.log
   rounds=2
 fi
-if [[ -n ${SWEEP_FORMS:-} ]]; then
-  timeout 150 "$(find build-after -name qwenchat-gemv-bench -type f | head -1)" --blocks "${SWEEP_BLOCKS:-q4_k}" \
-    --quick --block-forms "$SWEEP_FORMS" > "$R/sweep.log" 2>&1
-  echo "== sweep rc=$? $(date +%T)"
-fi
-if [[ -n ${DECODE_WEIGHTS:-} ]]; then  # e.g. DECODE_WEIGHTS=q4_k_m DECODE_ARGS="--block-engines auto,segments"
-  timeout 150 "$(find build-after -name qwenchat-bench -type f | head -1)" --weights "$DECODE_WEIGHTS" \
-    --variants "${DECODE_VARIANTS:-tile,tile_h}" --contexts 0 --tokens 32 --quick --budget 60 ${DECODE_ARGS:-} \
-    > "$R/decode.log" 2>&1
-  echo "== decode rc=$? $(date +%T)"
-fi
+[[ -n ${SWEEP_FORMS:-} ]] && sweep_step "$(find build-after -name qwenchat-gemv-bench -type f | head -1)" "$SWEEP_FORMS"
+# e.g. DECODE_WEIGHTS=q4_k_m DECODE_ARGS="--block-engines registers,auto"
+[[ -n ${DECODE_WEIGHTS:-} ]] &&
+  decode_step "$(find build-after -name qwenchat-bench -type f | head -1)" "$DECODE_WEIGHTS" 150 "${DECODE_ARGS:-}"
 bench=$(find build-after -name qwenchat-bench -type f | head -1)
 for round in $(seq "$rounds"); do
   echo "==== round $round" >> "$R/bench.log"
@@ -80,9 +75,7 @@ if [[ -n ${NCU_KERNEL:-} && ${LEAN:-0} != 1 ]] && (( SECONDS < 420 )); then
     "$bench" --only-prefill --prefill 2048 --reuse 100000,1 > "$R/ncu.txt" 2>&1
   echo "== ncu rc=$? $(date +%T)"
 fi
-echo "==== summary"
-[[ -f $R/decode.log ]] && sed -n '/==== summary/,$p' "$R/decode.log" | head -8
-[[ -f $R/sweep.log ]] && sed -n '/==== gemv_block summary/,$p' "$R/sweep.log" && grep -E "^read ceiling" "$R/sweep.log" | head -2
+summary_step
 [[ -f $R/tests-summary.log ]] && tail -18 "$R/tests-summary.log"
 grep -E "prefill +[0-9]+ tokens|time to first token" "$R/bench.log"
 grep -E "^  (gdn|attention|sum) " "$R/bench.log" | head -8

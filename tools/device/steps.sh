@@ -1,0 +1,29 @@
+# shellcheck shell=bash
+# The measuring steps that verify_call.sh (after its build) and short_call.sh (prebuilt binaries) share, so
+# the two calls run the same commands and print the same summary. Sourced; each step takes the binary's path
+# and writes its log into $OUT. A step's own limit: the first argument after the binary where one is taken.
+
+# qwenchat-gemv-bench on the gemv_block forms $2 (comma-separated), types ${SWEEP_BLOCKS:-q4_k}.
+sweep_step() {  # bin forms limit_s
+  timeout "${3:-150}" "$1" --blocks "${SWEEP_BLOCKS:-q4_k}" --quick --block-forms "$2" > "$OUT/sweep.log" 2>&1
+  echo "== sweep rc=$? $(date +%T)"
+}
+
+# Whole-token decode of the 27B preset in weights $2 at context 0, the variants ${DECODE_VARIANTS:-tile,tile_h}
+# and the extra arguments $4 (e.g. --block-engines registers,auto).
+decode_step() {  # bin weights limit_s extra_args
+  # shellcheck disable=SC2086  # $4 is a list of arguments
+  timeout "${3:-150}" "$1" --weights "$2" --variants "${DECODE_VARIANTS:-tile,tile_h}" --contexts 0 --tokens 32 \
+    --quick --budget 60 $4 > "$OUT/decode.log" 2>&1
+  echo "== decode rc=$? $(date +%T)"
+}
+
+# The short table printed last: the GPU tests' verdict, the sweep's summary, the decode summary.
+summary_step() {
+  echo "==== summary"
+  [[ -f $OUT/gpu-tests.log ]] && grep -hE "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Z]" "$OUT/gpu-tests.log" | head -12
+  [[ -f $OUT/decode.log ]] && sed -n '/==== summary/,$p' "$OUT/decode.log" | head -8
+  [[ -f $OUT/sweep.log ]] && sed -n '/==== gemv_block summary/,$p' "$OUT/sweep.log" &&
+    grep -E "^read ceiling" "$OUT/sweep.log" | head -2
+  return 0
+}
