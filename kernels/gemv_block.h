@@ -47,6 +47,9 @@ struct GemvBlockArgs {
                           // (two in flight), 0 = one; -1 = auto. Same bits.
   int act_sums = -1;      // kH / kHL, Q4_K / Q5_K: 1 = the activation sums of their min term formed once per block
                           // in shared memory, 0 = per piece and row; -1 = auto (other types: 0). Same bits.
+  // kAuto: block_engine_for()'s pick for this matrix and format. The schedule fields above are read by the
+  // engine that runs, so explicit values must suit it (the segment engine takes rows_per_warp 0, 2 or 4 and
+  // refuses 1); callers that tune one engine name it.
   BlockEngine engine = BlockEngine::kAuto;
   // Stream engine only (0 = auto; none changes a bit):
   int stream_warps = 0;   // consumer warps, a multiple of warps_per_row, <= 15 (+1 warp issues the copies)
