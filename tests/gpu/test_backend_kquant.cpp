@@ -385,6 +385,50 @@ TEST(BlockQuantKernels, SegmentEngineIsTheExactDotAndItsBitsDependOnTheSplitOnly
       << s.describe();
 }
 
+// gemv_block() resolves kAuto per matrix as block_engine_for() says (gemv_block.h): a wide Q4_K / Q5_K matrix
+// (N >= 2K) read in hl runs on the segment engine, a narrower one or the h form on the registers, for every
+// M, with the picked engine's bits exactly. N = 512 and 511 at K = 256 sit on either side of the boundary.
+TEST(BlockQuantKernels, AutoEngineRunsTheEngineItPicks) {
+  QC_REQUIRE_CUDA_DEVICE();
+  using E = gpu::BlockEngine;
+  for (const TypeCase& tc : {kTypes[2], kTypes[3]})
+    for (const int N : {512, 511}) {
+      const int K = 256;
+      const BlockMatrix m = random_matrix(tc, N, K, 21);
+      for (const ActFormat f : {ActFormat::kH, ActFormat::kHL}) {
+        const QuantisedRows q = quantised_rows(N, K, f, 22);
+        gpu::test::DevBuf<float> dy(q.res.size());
+        auto run = [&](E engine, int M) {
+          gpu::GemvBlockArgs a;
+          a.w = m.weights(tc.type);
+          a.format = f;
+          a.engine = engine;
+          a.xq = q.in();
+          a.y = dy.get();
+          a.ld_y = q.ld_y;
+          a.m = M;
+          dy.poison();
+          const gpu::GpuStatus st = gpu::gemv_block(a, nullptr);
+          EXPECT_TRUE(st.ok()) << st.describe();
+          return dy.download();
+        };
+        const E picked = gpu::block_engine_for(E::kAuto, m.weights(tc.type), f);
+        const std::string what =
+            std::string(gpu::block_type_name(tc.type)) + (q.hl ? " hl" : " h") + " N=" + std::to_string(N);
+        EXPECT_EQ(picked, f == ActFormat::kHL && N >= 2 * K ? E::kSegments : E::kRegisters) << what;
+        for (int M = 1; M <= 4; ++M) {
+          const std::vector<float> y_auto = run(E::kAuto, M), y_picked = run(picked, M);
+          if (::testing::Test::HasFailure()) return;
+          for (int t = 0; t < M; ++t)
+            ASSERT_EQ(std::memcmp(&y_auto[static_cast<size_t>(t) * q.ld_y],
+                                  &y_picked[static_cast<size_t>(t) * q.ld_y], sizeof(float) * N),
+                      0)
+                << what << " M=" << M << " token " << t;
+        }
+      }
+    }
+}
+
 // The register engine's auto split (warps per row) is chosen from N, K and the device, never from M: with
 // N = 60 rows an SM and K = 12288 (long rows, few warps) it used to split rows in two at M >= 2 only, so a
 // token's bits in a 2- or 4-token call (MTP verification, prompt reuse) differed from its bits alone. Random
