@@ -38,6 +38,15 @@ struct NormRow {
 // take ~60 registers (two 512-thread blocks an SM); 24 took 125 and one block an SM.
 constexpr int kNormRegs = 12;
 
+// 1 / sqrt(mean(x^2) + eps) from the row's sum of squares, and an element's normed value: one home for the
+// arithmetic every path below shares, which is what makes their bits agree.
+__device__ __forceinline__ float norm_inverse(float sum_sq, int n, float eps) {
+  return __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(sum_sq, static_cast<float>(n)), eps)));
+}
+__device__ __forceinline__ float norm_scale(float x, float inv, float w) {
+  return __fmul_rn(__fmul_rn(x, inv), w);
+}
+
 __device__ inline void rmsnorm_row_block(const NormRow& r, float* buf, float* scratch) {
   const int nt = blockDim.x;
   if (r.n <= kNormRegs * nt) {
@@ -67,13 +76,12 @@ __device__ inline void rmsnorm_row_block(const NormRow& r, float* buf, float* sc
     for (int j = 0; j < kNormRegs; ++j)
       if (threadIdx.x + j * nt < r.n) ss = __fmaf_rn(v[j], v[j], ss);
     const float total = block_sum(ss, scratch);
-    const float inv =
-        __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(total, static_cast<float>(r.n)), r.eps)));
+    const float inv = norm_inverse(total, r.n, r.eps);
 #pragma unroll
     for (int j = 0; j < kNormRegs; ++j) {
       const int i = threadIdx.x + j * nt;
       if (i < r.n) {
-        const float y = __fmul_rn(__fmul_rn(v[j], inv), w[j]);
+        const float y = norm_scale(v[j], inv, w[j]);
         if (r.q_hi) buf[i] = y;
         if (r.out) r.out[i] = y;
         if (r.out16) r.out16[i] = f2h(saturate_f16(__fmul_rn(y, r.scale16)));
@@ -91,10 +99,9 @@ __device__ inline void rmsnorm_row_block(const NormRow& r, float* buf, float* sc
       ss = __fmaf_rn(v, v, ss);
     }
     const float total = block_sum(ss, scratch);
-    const float inv =
-        __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(total, static_cast<float>(r.n)), r.eps)));
+    const float inv = norm_inverse(total, r.n, r.eps);
     for (int i = threadIdx.x; i < r.n; i += nt) {
-      const float y = __fmul_rn(__fmul_rn(buf[i], inv), r.w[i]);
+      const float y = norm_scale(buf[i], inv, r.w[i]);
       buf[i] = y;
       if (r.out) r.out[i] = y;
       if (r.out16) r.out16[i] = f2h(saturate_f16(__fmul_rn(y, r.scale16)));
@@ -134,8 +141,7 @@ __device__ inline void rmsnorm_row_slice(const NormRow& r, int slice, float* scr
   }
   const float w_mine = mine < r.n ? r.w[mine] : 0.0f;
   const float total = block_sum(ss, scratch);
-  const float inv = __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(total, static_cast<float>(r.n)), r.eps)));
-  const float y = __fmul_rn(__fmul_rn(x_mine, inv), w_mine);
+  const float y = norm_scale(x_mine, norm_inverse(total, r.n, r.eps), w_mine);
   if (mine < r.n) {
     if (r.out) r.out[mine] = y;
     if (r.out16) r.out16[mine] = f2h(saturate_f16(__fmul_rn(y, r.scale16)));

@@ -51,6 +51,12 @@ inline double act_eps(ActFormat f) {
 inline double oracle_bound(ActFormat f, double points = kQuantPoints, double floor = kDecodeFloor) {
   return kOracleGain * std::sqrt(points) * act_eps(f) + floor;
 }
-inline double oracle_bound(GemvVariant v) { return oracle_bound(gemv_act_format(v)); }
+inline double oracle_bound(GemvVariant v) {
+  return oracle_bound(gemv_act_format(v));
+}
+// The prompt path on the f16 GEMM: every projection output off by eps_f16, over the prompt path's floor.
+inline double prompt_f16_bound() {
+  return kOracleGain * std::sqrt(kQuantPoints) * kEpsF16 + kPromptFloor;
+}
 
 }  // namespace qc::cuda::test

@@ -590,7 +590,7 @@ TEST_F(KQuantModel, PromptPathMatchesTheOracle) {
   auto oracle = make_oracle(*model);
   const auto tokens = random_tokens(70, c.n_vocab, 22);
   const SeqOut ref = run_sequence(*oracle, tokens, {32});
-  const double bound = kOracleGain * std::sqrt(kQuantPoints) * kEpsF16 + kPromptFloor;
+  const double bound = prompt_f16_bound();
   for (const PrefillWeights w : {PrefillWeights::kPerChunk, PrefillWeights::kResident}) {
     CudaBackendOptions o;
     o.n_ctx = 256;

@@ -20,7 +20,7 @@ namespace qc::cuda::test {
 namespace {
 
 const double kBoundInt8 = oracle_bound(ActFormat::kHL, kQuantPoints, kPromptFloor);
-const double kBoundF16 = kOracleGain * std::sqrt(kQuantPoints) * kEpsF16 + kPromptFloor;
+const double kBoundF16 = prompt_f16_bound();
 
 class CudaPrefill : public ::testing::TestWithParam<PrefillGemm> {
  protected:
