@@ -14,10 +14,7 @@
 // at once, in the same order for every element: block after block, ascending. Nothing else touches acc,
 // so the bits of an element depend on its row's and column's data only.
 //
-// int32 -> f32 without a conversion instruction: the mma accumulates onto the bit pattern of 1.5 * 2^23,
-// so the int32 result read as f32 is 1.5 * 2^23 + dot exactly (|dot| <= 32 * 127 * 127 < 2^22 keeps the
-// sum inside the binade where f32 steps are 1); subtracting 1.5 * 2^23 is exact too. One FADD instead of
-// an I2F, which runs on the much narrower conversion pipe.
+// int32 -> f32: mma_s8.cuh (the product accumulates onto 1.5 * 2^23, unbias() takes it off exactly).
 //
 // Edges: copies beyond M or N rows, or beyond K, are zero-filled (cp.async src-size 0; nothing is read
 // there), scales too; blocks beyond K are never folded (fma(0, 0, -0) would turn a -0 into +0), and rows
@@ -32,6 +29,7 @@
 #include <string>
 
 #include "common.cuh"
+#include "mma_s8.cuh"
 
 namespace qc::gpu {
 namespace {
@@ -43,9 +41,6 @@ constexpr int kStageBlocks = kStageK / kQBlock;  // Q8 blocks per stage
 constexpr int kPitch = kStageK + 16;             // bytes per staged row (see the header comment)
 constexpr int kMinStages = 2, kMaxStages = 4;
 
-// The int32 -> f32 trick of the header comment.
-constexpr int kDotBiasBits = 0x4B400000;  // 1.5 * 2^23 as f32
-constexpr float kDotBias = 12582912.0f;
 
 struct Params {
   const int8_t* wq;
@@ -82,7 +77,7 @@ struct Tile {
   static_assert(kStageBlocks * BM % kThreads == 0 && kWScalesPerThread >= 1, "scale copies");
 };
 
-// ---- sm_80 primitives: cp.async, ldmatrix, int8 mma ----
+// ---- sm_80 primitives: cp.async, ldmatrix (the int8 mma: mma_s8.cuh) ----
 __device__ __forceinline__ uint32_t shared_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
@@ -119,20 +114,6 @@ __device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t (&r)[4]) {
                : "r"(addr)
                : "memory");
 }
-// d = a * b + 1.5 * 2^23 (as int32 bits): 16 x 8 outputs of one 32-deep block. Fragments (PTX ISA,
-// "Matrix Fragments for mma.m16n8k32", .s8; g = lane / 4, t = lane % 4): a0 (row g, k 4t..4t+3),
-// a1 (row g+8, k 4t..), a2 (row g, k 16+4t..), a3 (row g+8, k 16+4t..); b0 (k 4t.., col g),
-// b1 (k 16+4t.., col g); d0, d1 (row g, cols 2t, 2t+1), d2, d3 (row g+8, cols 2t, 2t+1).
-__device__ __forceinline__ void mma_biased(int (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%10, %10, %10, %10};"
-      : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(kDotBiasBits));
-}
-__device__ __forceinline__ float unbias(int d) {
-  return __fsub_rn(__int_as_float(d), kDotBias);  // exact: the dot product as f32
-}
-
 // ---- stage loads ----
 // Rows of a [rows][ld] int8 matrix from (r0, k0): 128 bytes each, zero beyond `rows_valid` or `k`.
 template <int kRows>

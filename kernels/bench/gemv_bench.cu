@@ -2,6 +2,10 @@
 // the same run (PERFORMANCE.md "Method").
 //
 //   qwenchat-gemv-bench [--json PATH] [--budget SECONDS] [--quick] [--engines LIST]
+//   qwenchat-gemv-bench --variants tile,mma,... [--budget SECONDS]
+//
+// --variants: only the read ceiling and the named variants (the tile ones with the launcher's choice) at
+// M = 1..4 on every shape, graph + PDL, then a table of % of the ceiling and each M's time over M = 1's.
 //
 // --engines 1,3 leaves engine 2 out of the sweeps and replaces the launcher's choice by engine 3's defaults
 // (for a machine or build where engine 2 fails: tools/ run scripts retry with it).
@@ -47,6 +51,7 @@ struct Options {
   unsigned engines = 0xe;  // bit e: engine e may run
   std::vector<qc::gpu::BlockType> blocks;  // --blocks: only the read ceiling and gemv_block on these types
   std::string block_forms, block_shapes;   // --block-forms, --block-shapes: subsets of the gemv_block sweep
+  std::vector<GemvVariant> variants;       // --variants: only these at M = 1..4 (variants_section)
 };
 
 struct Shape {
@@ -195,6 +200,9 @@ std::vector<TileTuning> sweep_gateup() {
   return v;
 }
 
+const Result* find(const std::vector<Result>& v, const std::string& shape, const std::string& variant,
+                   const std::string& mode, int m = 1);
+
 class Bench {
  public:
   explicit Bench(Options o) : opt_(std::move(o)), t0_(Clock::now()) {}
@@ -238,6 +246,7 @@ class Bench {
   void gateup_section();
   void token_section(int m, bool main);
   void mscale_section();
+  void variants_section();
   void print_table();
   void write_json();
 
@@ -635,8 +644,51 @@ void Bench::mscale_section() {
   }
 }
 
+// --variants: each named variant at M = 1..4 on every shape (graph + PDL), then one table. The tensor-core
+// variants also with each ring length ("mma/4", "mma/8": TileTuning::unroll, gemv_q8_mma.cu).
+void Bench::variants_section() {
+  std::vector<Variant> list;
+  for (GemvVariant v : opt_.variants) {
+    const std::string name = qc::gemv_variant_name(v);
+    list.push_back(Variant{name, v, qc::gemv_streaming(v) ? auto_t() : TileTuning{}});
+    if (v == GemvVariant::kMma || v == GemvVariant::kMmaH)
+      for (int ring : {4, 8}) {
+        TileTuning t;
+        t.unroll = ring;
+        list.push_back(Variant{name + "/" + std::to_string(ring), v, t});
+      }
+  }
+  std::vector<Result> rs;
+  for (const Shape& s : kShapes) {
+    if (out_of_time("variants")) break;
+    Weights w;
+    w.alloc(s.k, s.n, 256e6);
+    std::printf("\n== %s: K=%d -> N=%d ==\n", s.name, s.k, s.n);
+    for (const Variant& var : list)
+      for (int m = 1; m <= 4; ++m) {
+        rs.push_back(measure(s, var, w, m, "graph_pdl"));
+        print_result("", rs.back());
+      }
+    w.release();
+  }
+  std::printf("\n==== variants: %% of the read ceiling (%.0f GB/s) at M = 1 / 2 / 3 / 4, and M's time over M = 1's\n",
+              ceiling_gbs_);
+  for (const Shape& s : kShapes)
+    for (const Variant& var : list) {
+      const Result* r1 = find(rs, s.name, var.label, "graph_pdl", 1);
+      if (!r1) continue;
+      std::printf("%-14s %-9s %7.2f us", s.name, var.label.c_str(), r1->us);
+      for (int m = 1; m <= 4; ++m) {
+        const Result* r = find(rs, s.name, var.label, "graph_pdl", m);
+        if (r) std::printf("  M=%d %3.0f%% %.2fx", m, r->pct, r->us / r1->us);
+      }
+      std::printf("\n");
+    }
+  mscale_ = rs;
+}
+
 const Result* find(const std::vector<Result>& v, const std::string& shape, const std::string& variant,
-                   const std::string& mode, int m = 1) {
+                   const std::string& mode, int m) {
   for (const Result& r : v)
     if (r.shape == shape && r.variant == variant && r.mode == mode && r.m == m && r.error.empty()) return &r;
   return nullptr;
@@ -785,6 +837,11 @@ int Bench::run() {
   }
   BENCH_CHECK(cudaMalloc(&y_, static_cast<size_t>(4) * 248320 * sizeof(float)));
   BENCH_CHECK(cudaMalloc(&scratch_, qc::gpu::gemv_q8_split_scratch_floats(16, 4, 248320) * sizeof(float)));
+  if (!opt_.variants.empty()) {
+    variants_section();
+    write_json();
+    return 0;
+  }
   for (const Shape& s : kShapes) {
     if (out_of_time(s.name)) break;
     shape_m1(s);
@@ -829,6 +886,19 @@ int main(int argc, char** argv) {
         std::printf("--blocks: expected a list of q4_0, q5_0, q4_k, q5_k, q6_k, got %s\n", argv[i]);
         return 1;
       }
+    } else if (a == "--variants" && i + 1 < argc) {
+      const std::string list = argv[++i];
+      size_t at = 0;
+      while (at <= list.size()) {
+        const size_t end = std::min(list.find(',', at), list.size());
+        const auto v = qc::parse_gemv_variant(list.substr(at, end - at));
+        if (!v) {
+          std::printf("--variants: expected a list of %s, got %s\n", qc::gemv_variant_list().c_str(), argv[i]);
+          return 1;
+        }
+        o.variants.push_back(*v);
+        at = end + 1;
+      }
     } else if (a == "--block-forms" && i + 1 < argc) {
       o.block_forms = argv[++i];
     } else if (a == "--block-shapes" && i + 1 < argc) {
@@ -836,7 +906,8 @@ int main(int argc, char** argv) {
     } else {
       std::printf(
           "usage: %s [--json PATH] [--budget SECONDS] [--quick] [--engines 1,2,3] [--blocks q4_k,q6_k,...]\n"
-          "       [--block-forms hl1,hl1ps,...] [--block-shapes gateup,down,qkvz,out,qgate,lmhead]\n",
+          "       [--block-forms hl1,hl1ps,...] [--block-shapes gateup,down,qkvz,out,qgate,lmhead]\n"
+          "       [--variants tile,mma,...]\n",
           argv[0]);
       return a == "--help" || a == "-h" ? 0 : 1;
     }

@@ -79,6 +79,8 @@ GpuStatus gemv_q8(const GemvQ8Args& a, cudaStream_t stream) {
       return detail::launch_gemv_deq(a, stream);
     case GemvKernel::kTile:
       return detail::launch_gemv_tile(a, e->hl, a.tile, stream);
+    case GemvKernel::kMma:
+      return detail::launch_gemv_mma(a, e->hl, stream);
   }
   return GpuStatus::invalid("gemv_q8: unknown variant " + std::to_string(static_cast<int>(a.variant)));
 }

@@ -36,6 +36,9 @@ GpuStatus launch_gemv_stream(const GemvJob& j, const TileTuning& t, int sms, cud
 // gemv_q8_ring.cu: engine 3 (a register ring of segments continuously in flight per warp).
 GpuStatus launch_gemv_ring(const GemvJob& j, const TileTuning& t, int sms, cudaStream_t stream);
 
+// gemv_q8_mma.cu: int8 tensor cores, 16 rows x 8 token columns per instruction, K in 8 slices.
+GpuStatus launch_gemv_mma(const GemvQ8Args& a, bool hl, cudaStream_t stream);
+
 // gemv_q8_deq.cu: f32 activations.
 GpuStatus launch_gemv_deq(const GemvQ8Args& a, cudaStream_t stream);
 

@@ -28,6 +28,8 @@ constexpr GemvVariantEntry kVariants[] = {
     {.variant = kDeq,    .kernel = GemvKernel::kDeq},
     {.variant = kTile,   .kernel = GemvKernel::kTile, .hl = true},   // engine and schedule: tile_tuning_for
     {.variant = kTileH,  .kernel = GemvKernel::kTile, .hl = false},  // the same, single-word activations
+    {.variant = kMma,    .kernel = GemvKernel::kMma,  .hl = true},   // int8 tensor cores (gemv_q8_mma.cu)
+    {.variant = kMmaH,   .kernel = GemvKernel::kMma,  .hl = false},
 };
 // clang-format on
 static_assert(sizeof(kVariants) / sizeof(kVariants[0]) == kGemvVariantCount, "one entry per GemvVariant");

@@ -60,6 +60,7 @@ enum class GemvKernel : uint8_t {
   kRows,  // gemv_q8_rows.cu, with the entry's RowsShape
   kDeq,   // gemv_q8_deq.cu (f32 activations)
   kTile,  // gemv_q8_tile.cu: engine 1, 2 or 3 per shape (tile_tuning_for), activations h or hl
+  kMma,   // gemv_q8_mma.cu: int8 tensor cores, activations h or hl
 };
 
 // One row of the variant table.
@@ -68,7 +69,7 @@ struct GemvVariantEntry {
   GemvKernel kernel = GemvKernel::kTile;
   RowsShape rows{};           // kRows: the schedule
   bool split_over_k = false;  // kRows: rows.split_k is the caller's GemvQ8Args::split_k (variant sk)
-  bool hl = true;             // kTile: the two-word activations (tile) or the single word (tile_h)
+  bool hl = true;             // kTile, kMma: the two-word activations (tile, mma) or the single word
 };
 // The entry of `v` (the table is in variants.cpp); null for a value outside the enum.
 const GemvVariantEntry* gemv_variant_entry(GemvVariant v);

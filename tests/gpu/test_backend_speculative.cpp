@@ -1,8 +1,9 @@
 // The CUDA backend's speculative forward (backend.h, cuda_backend.h): forward_speculative of M = 2..4
 // tokens + commit(m) for every m gives the bits of the old rollback on the same device (snapshot, forward
 // of M, restore, forward of the m kept tokens) -- rows, GDN states, KV caches and later tokens -- for the
-// default config, eager launches and the h class; it stays within the f64 oracle's bounds; the generator
-// on it never re-runs and equals the generator on the fallback path. Skipped without a device.
+// default config, eager launches, the h class and the tensor-core GEMVs (mma); it stays within the f64
+// oracle's bounds; the generator on it never re-runs and equals the generator on the fallback path.
+// Skipped without a device.
 //
 // Bit-identity rests on the rows of an M-token pass being those of an m-token pass (GEMVs: row
 // independence; attention: the same split length for ctx buckets up to ~2k positions at these shapes,
@@ -78,7 +79,10 @@ TEST(CudaBackendSpeculative, CommitEqualsRestoreAndRerun) {
   KernelConfig eager;
   eager.cuda_graph = false;
   const std::vector<Case> cases = {
-      {"default", KernelConfig{}}, {"eager", eager}, {"h", config_with(GemvVariant::kH)}};
+      {"default", KernelConfig{}},
+      {"eager", eager},
+      {"h", config_with(GemvVariant::kH)},
+      {"mma", config_with(GemvVariant::kMma)}};
   for (const Case& cs : cases) {
     auto gpu = make_cuda(*model, cs.k);
     ASSERT_EQ(gpu->max_speculative_tokens(), 4);

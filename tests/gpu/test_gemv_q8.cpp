@@ -21,7 +21,8 @@ const Shape kShapes[] = {{512, 64}, {1056, 77}, {2080, 129}, {5120, 300}, {96, 3
 const GemvVariant kAllVariants[] = {GemvVariant::kH,    GemvVariant::kHL,     GemvVariant::kHU,
                                     GemvVariant::kHLU,  GemvVariant::kHLU4,   GemvVariant::kH2,
                                     GemvVariant::kHL2,  GemvVariant::kSplitK, GemvVariant::kDeq,
-                                    GemvVariant::kTile, GemvVariant::kTileH};
+                                    GemvVariant::kTile, GemvVariant::kTileH,  GemvVariant::kMma,
+                                    GemvVariant::kMmaH};
 
 // Tile schedules of every engine (gemv_q8.h TileTuning), small explicit grids included so that blocks walk
 // several row groups and chunks (the real shapes' paths) even on the tests' small matrices.
@@ -129,11 +130,13 @@ std::vector<float> run_gemv(const GemvData& d, GemvVariant v, int m, const TileT
 // n_seg fused multiply-adds in its lane's chain, the 5 levels of the lane butterfly, and two roundings of
 // its own (the hl combine fma, the weight-scale x activation-scale product): |err| <= gamma_L * sum|terms|
 // with L = n_seg + 8 and gamma_L ~ L * 2^-24 (Higham, recursive summation). deq folds 16 products per lane
-// before the scale (+16), split-K adds up to S partials (+S). A factor 2 covers the small second-order
-// terms; an indexing or ordering bug moves a result by O(sum|terms|), ~10^6 times more.
+// before the scale (+16), split-K adds up to S partials (+S); mma / mma_h chain ceil(K/32 / 8) blocks per
+// slice, then add the 8 slices (gemv_q8_mma.cu): L = ceil(K/256) + 8 + 2. A factor 2 covers the small
+// second-order terms; an indexing or ordering bug moves a result by O(sum|terms|), ~10^6 times more.
 double tolerance(GemvVariant v, int k, double abs_sum, int split_k) {
   const int n_seg = (k + 511) / 512;
   int chain = n_seg + 8;
+  if (v == GemvVariant::kMma || v == GemvVariant::kMmaH) chain = (k + 255) / 256 + 10;
   if (v == GemvVariant::kDeq) chain += 16;
   if (v == GemvVariant::kSplitK) chain += split_k;
   return 2.0 * chain * std::ldexp(1.0, -24) * abs_sum;

@@ -60,6 +60,11 @@ TEST(HostKernelConfig, NamesRoundTripAndClasses) {
   EXPECT_EQ(gemv_act_format(GemvVariant::kTile), ActFormat::kHL);
   EXPECT_EQ(gemv_act_format(GemvVariant::kHU), ActFormat::kH);
   EXPECT_EQ(gemv_act_format(GemvVariant::kDeq), ActFormat::kF32);
+  EXPECT_EQ(gemv_act_format(GemvVariant::kMma), ActFormat::kHL);
+  EXPECT_EQ(gemv_act_format(GemvVariant::kMmaH), ActFormat::kH);
+  EXPECT_FALSE(gemv_bit_identical(GemvVariant::kMma, GemvVariant::kTile));
+  EXPECT_FALSE(gemv_bit_identical(GemvVariant::kMmaH, GemvVariant::kTileH));
+  EXPECT_FALSE(gemv_bit_identical(GemvVariant::kMma, GemvVariant::kMmaH));
   EXPECT_NE(gemv_variant_list().find("tile_h"), std::string::npos);
   for (int i = 0; i < kBlockEngineCount; ++i) {
     const auto e = static_cast<BlockEngine>(i);

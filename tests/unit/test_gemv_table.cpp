@@ -209,6 +209,10 @@ TEST(GemvTable, EveryVariantHasOneKernel) {
   EXPECT_TRUE(gemv_variant_entry(GemvVariant::kTile)->hl);
   EXPECT_EQ(gemv_variant_entry(GemvVariant::kTileH)->kernel, GemvKernel::kTile);
   EXPECT_FALSE(gemv_variant_entry(GemvVariant::kTileH)->hl);
+  EXPECT_EQ(gemv_variant_entry(GemvVariant::kMma)->kernel, GemvKernel::kMma);
+  EXPECT_TRUE(gemv_variant_entry(GemvVariant::kMma)->hl);
+  EXPECT_EQ(gemv_variant_entry(GemvVariant::kMmaH)->kernel, GemvKernel::kMma);
+  EXPECT_FALSE(gemv_variant_entry(GemvVariant::kMmaH)->hl);
   for (int i = 0; i < kGemvVariantCount; ++i) {
     const auto v = static_cast<GemvVariant>(i);
     ASSERT_NE(gemv_variant_entry(v), nullptr) << i;

@@ -12,7 +12,9 @@
 //   class "hl" : hl == hlu == hlu4 == hl2 == tile          (two-word high/low int8 activation)
 // These are NOT bit-identical to anything else and are judged by their distance from the f64 oracle:
 //   sk  (split-K re-associates the sum over K; deterministic because the combine runs in fixed order),
-//   deq (f32 activations, a different product entirely), and h-class vs hl-class (different activations).
+//   deq (f32 activations, a different product entirely), h-class vs hl-class (different activations),
+//   mma and mma_h (exact int32 dot products per 32-weight block on tensor cores, folded per block within
+//   8 K slices, then the slices added in order: kernels/gemv_q8/gemv_q8_mma.cu).
 // All variants are deterministic run to run, and a GEMV over M tokens gives every token the bits of an M=1
 // run (so verifying MTP drafts in one weight pass cannot move a greedy token).
 #pragma once
@@ -58,8 +60,11 @@ enum class GemvVariant : uint8_t {
             //           activations staged in shared memory once per block, persistent row walk,
             //           weight prefetch before the programmatic-launch wait
   kTileH,   // "tile_h": the same with the single-word activation
+  kMma,     // "mma":    int8 tensor cores (mma.m16n8k32, hl): 16 rows x 8 token columns per instruction, so
+            //           M = 1 .. 4 cost the same instructions; K in 8 slices (kernels/gemv_q8/gemv_q8_mma.cu)
+  kMmaH,    // "mma_h":  the same with the single-word activation
 };
-inline constexpr int kGemvVariantCount = 11;
+inline constexpr int kGemvVariantCount = 13;
 
 // The streaming design (tile, tile_h): tuned tile schedules, the fused gate+up, and the block GEMV's stream
 // engine on K-quant matrices.
@@ -92,6 +97,10 @@ inline const char* gemv_variant_name(GemvVariant v) {
       return "tile";
     case GemvVariant::kTileH:
       return "tile_h";
+    case GemvVariant::kMma:
+      return "mma";
+    case GemvVariant::kMmaH:
+      return "mma_h";
   }
   return "?";
 }
@@ -111,6 +120,7 @@ inline ActFormat gemv_act_format(GemvVariant v) {
     case GemvVariant::kHU:
     case GemvVariant::kH2:
     case GemvVariant::kTileH:
+    case GemvVariant::kMmaH:
       return ActFormat::kH;
     case GemvVariant::kDeq:
       return ActFormat::kF32;
