@@ -166,7 +166,8 @@ void SettingsPanel::kernels(UiContext& ctx) {
        "GEMV = matrix times vector, the step that reads every weight once per token; the variants differ in "
        "how GPU threads share that work (hlu4: two-word activations, unrolled by 4; tile: tiles of rows per "
        "warp). Variants of one class give identical bits: h = hu = h2 = tile_h and hl = hlu = hlu4 = hl2 = "
-       "tile; sk and deq are judged by their distance from the f64 oracle.");
+       "tile; sk, deq, mma and mma_h (tensor cores: 1 to 4 tokens at the cost of one) are judged by their "
+       "distance from the f64 oracle.");
   const int cls = gemv_identity_class(k.gemv);
   text_wrapped_colored(ctx.theme.text_muted, "bit-identity class: %s",
                        cls == 0   ? "h (single int8 activation word)"
