@@ -3,7 +3,7 @@
 // (gemm_q8.cu) and the decode GEMV on tensor cores (gemv_q8/gemv_q8_mma.cu).
 //
 // Fragments (PTX ISA, "Matrix Fragments for mma.m16n8k32", .s8; g = lane / 4, t = lane % 4):
-//   A 16x32 (row): a0 (row g, k 4t..4t+3), a1 (row g+8, k 4t..), a2 (row g, k 16+4t..), a3 (row g+8, k 16+4t..)
+//   A 16x32 (row): a0 (row g, k 4t..4t+3), a1 (row g+8, k 4t..), a2 (row g, k 16+4t..), a3 (g+8, 16+4t..)
 //   B 32x8 (col):  b0 (k 4t.., col g), b1 (k 16+4t.., col g)
 //   C 16x8 s32:    d0, d1 (row g, cols 2t, 2t+1), d2, d3 (row g+8, cols 2t, 2t+1)
 //

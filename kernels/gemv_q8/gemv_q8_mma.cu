@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(kThreads, kRing == 4 ? 3 : 2) gemv_mma_kernel(
   pdl_wait();
   pdl_trigger();
 
-  // Token g's activation bytes (the B fragment), the scales of tokens 2t and 2t + 1 (the C fragment's columns).
+  // Token g's activation bytes (the B fragment); the scales of tokens 2t, 2t + 1 (the C fragment's columns).
   const bool tok = g < p.m;
   const int8_t* xh = p.xh + static_cast<size_t>(tok ? g : 0) * p.ld + 8 * t;
   const int8_t* xl = kHL ? p.xl + static_cast<size_t>(tok ? g : 0) * p.ld + 8 * t : nullptr;
@@ -123,7 +123,8 @@ __global__ void __launch_bounds__(kThreads, kRing == 4 ? 3 : 2) gemv_mma_kernel(
         }
         const float s0 = c0 < p.m ? xs0[b] : 0.0f, s1 = c1 < p.m ? xs1[b] : 0.0f;
         const float wsa = h2f(sa[u]), wsb = h2f(sb[u]);
-        const float scale[4] = {__fmul_rn(s0, wsa), __fmul_rn(s1, wsa), __fmul_rn(s0, wsb), __fmul_rn(s1, wsb)};
+        const float scale[4] = {__fmul_rn(s0, wsa), __fmul_rn(s1, wsa), __fmul_rn(s0, wsb),
+                                __fmul_rn(s1, wsb)};
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           float v = unbias(dh[e]);
@@ -170,9 +171,22 @@ GpuStatus launch_gemv_mma(const GemvQ8Args& a, bool hl, cudaStream_t stream) {
     return GpuStatus::invalid("gemv_q8 mma: tile.unroll (blocks in flight per lane) must be 0, 4 or 8, got " +
                               std::to_string(ring));
   const int n = a.w.rows, k = a.w.cols, nb = k / kQBlock;
-  const MmaParams p{a.w.q,        a.w.d,     n,    k,   a.w.row_stride, a.x.hi,        a.x.lo,
-                    a.x.scale,    a.x.ld,    a.x.ld_scale,  a.m,     a.y,           a.ld_y,
-                    a.residual,   a.ld_residual, (nb + kSlices - 1) / kSlices};
+  const MmaParams p{.wq = a.w.q,
+                    .wd = a.w.d,
+                    .n = n,
+                    .k = k,
+                    .w_stride = a.w.row_stride,
+                    .xh = a.x.hi,
+                    .xl = a.x.lo,
+                    .xs = a.x.scale,
+                    .ld = a.x.ld,
+                    .ld_s = a.x.ld_scale,
+                    .m = a.m,
+                    .y = a.y,
+                    .ld_y = a.ld_y,
+                    .res = a.residual,
+                    .ld_res = a.ld_residual,
+                    .per = (nb + kSlices - 1) / kSlices};
   const dim3 grid((n + kTileRows - 1) / kTileRows);
   const cudaError_t e =
       ring == 4 ? launch_ring<4>(p, hl, grid, stream, a.pdl) : launch_ring<8>(p, hl, grid, stream, a.pdl);

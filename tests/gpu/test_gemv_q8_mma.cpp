@@ -43,7 +43,8 @@ std::vector<float> mirror(const HostQ8& w, const HostAct& x, int m_rows, bool hl
           }
           const float v = hl ? std::fma(static_cast<float>(il), kInv127f, static_cast<float>(ih))
                              : static_cast<float>(ih);
-          const float sd = x.scale[static_cast<size_t>(m) * x.ld_s + b] * h_bits2f(w.d[static_cast<size_t>(n) * nb + b]);
+          const float sd =
+              x.scale[static_cast<size_t>(m) * x.ld_s + b] * h_bits2f(w.d[static_cast<size_t>(n) * nb + b]);
           p = std::fma(v, sd, p);
         }
         sum = s == 0 ? p : sum + p;
@@ -61,7 +62,13 @@ struct Case {
   DevBuf<uint16_t> wd;
   DevBuf<float> xs;
   Case(std::mt19937& rng, int m, const Shape& s)
-      : w(random_q8(rng, s.n, s.k)), x(make_act(rng, m, s.k)), wq(w.q), xh(x.hi), xl(x.lo), wd(w.d), xs(x.scale) {}
+      : w(random_q8(rng, s.n, s.k)),
+        x(make_act(rng, m, s.k)),
+        wq(w.q),
+        xh(x.hi),
+        xl(x.lo),
+        wd(w.d),
+        xs(x.scale) {}
   GemvQ8Args args(bool hl, float* y, int m) const {
     GemvQ8Args a;
     a.w = Q8Weights{wq.get(), wd.get(), w.rows, w.cols, w.stride};
@@ -81,12 +88,13 @@ TEST(GemvQ8Mma, MatchesTheContractMirrorBitForBit) {
     for (int m = 1; m <= 4; ++m) {
       const Case c(rng, m, s);
       const std::vector<float> res = random_floats(rng, static_cast<size_t>(m) * s.n, -3.0f, 3.0f);
+      // mode % 3: plain, residual, residual in place (y aliases it); mode / 3: ring 4, ring 8.
       for (bool hl : {false, true})
-        for (int mode = 0; mode < 6; ++mode) {  // plain, residual, residual in place (y aliases it); x 2 rings
+        for (int mode = 0; mode < 6; ++mode) {
           const int ring = mode < 3 ? 4 : 8;
           const std::string what = std::string(hl ? "mma" : "mma_h") + " K=" + std::to_string(s.k) +
-                                    " N=" + std::to_string(s.n) + " M=" + std::to_string(m) +
-                                    " mode=" + std::to_string(mode);
+                                   " N=" + std::to_string(s.n) + " M=" + std::to_string(m) +
+                                   " mode=" + std::to_string(mode);
           DevBuf<float> y(static_cast<size_t>(m) * s.n);
           if (mode % 3 == 2)
             y.upload(res);
@@ -119,8 +127,10 @@ TEST(GemvQ8Mma, PaddedActivationRowsIgnorePadding) {
   std::vector<int8_t> hi(static_cast<size_t>(m) * ld, 0x5A), lo(hi.size(), -0x5A);
   std::vector<float> sc(static_cast<size_t>(m) * ld_s, std::nanf(""));
   for (int r = 0; r < m; ++r) {
-    std::copy_n(x.hi.begin() + static_cast<ptrdiff_t>(r) * x.ld, k, hi.begin() + static_cast<ptrdiff_t>(r) * ld);
-    std::copy_n(x.lo.begin() + static_cast<ptrdiff_t>(r) * x.ld, k, lo.begin() + static_cast<ptrdiff_t>(r) * ld);
+    std::copy_n(x.hi.begin() + static_cast<ptrdiff_t>(r) * x.ld, k,
+                hi.begin() + static_cast<ptrdiff_t>(r) * ld);
+    std::copy_n(x.lo.begin() + static_cast<ptrdiff_t>(r) * x.ld, k,
+                lo.begin() + static_cast<ptrdiff_t>(r) * ld);
     std::copy_n(x.scale.begin() + static_cast<ptrdiff_t>(r) * x.ld_s, k / 32,
                 sc.begin() + static_cast<ptrdiff_t>(r) * ld_s);
   }
