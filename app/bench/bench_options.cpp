@@ -21,6 +21,9 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
     {"tokens", true, "tokens per measurement (default 32)"},
     {"budget", true, "seconds after which the remaining measurements are skipped (default 200)"},
     {"quick", false, "fewer repetitions"},
+    {"passes", false,
+     "also time every decode row's M = 2, 3, 4-token passes at the first context (MTP verification; by "
+     "default only the default and the fastest variant's)"},
     {"prefill", true, "comma-separated prompt lengths for the prefill rate (default 512,2048,8192)"},
     {"reuse", true, "HISTORY,MESSAGE tokens for the time to first token with state reuse (default 8000,100)"},
     {"only-prefill", false, "only the prefill and reuse measurements"},
@@ -102,6 +105,7 @@ Result<Options> parse_bench_options(int argc, char** argv, bool* help) {
   o.tokens = static_cast<int>(t);
   QC_ASSIGN(o.budget_s, a.get_double("budget", o.budget_s, 1.0, 1e5));
   o.quick = a.has("quick");
+  o.passes = a.has("passes");
   o.only_prefill = a.has("only-prefill");
   QC_ASSIGN(o.memory_limit, a.get_gib("memory-limit", 0.25, 4096.0));
   if (const auto w = a.get("weights")) {

@@ -24,6 +24,7 @@ struct Options {
   int tokens = 32;
   double budget_s = 200.0;
   bool quick = false;
+  bool passes = false;  // --passes: M = 2..4 pass times for every decode row (Bench::measure_variants)
   PrefillReuseOptions prefill;
   bool only_prefill = false;  // skip the decode sections (1-5 but the ceilings)
   qc::cuda::PrefillGemm prefill_gemm = qc::cuda::PrefillGemm::kAuto;

@@ -2,7 +2,7 @@
 // same run (design PERFORMANCE.md "Method").
 //
 //   qwenchat-bench [--preset 27b | --model FILE] [--json PATH] [--variants tile,hu,...]
-//                  [--contexts 0,4096,32768] [--tokens 32] [--budget 200] [--quick]
+//                  [--contexts 0,4096,32768] [--tokens 32] [--budget 200] [--quick] [--passes]
 //                  [--prefill 512,2048,8192] [--reuse 8000,100] [--only-prefill]
 //                  [--prefill-gemm auto|f16|int8] [--prefill-weights auto|resident|per-chunk] [--prefill-rows 2048]
 //                  [--gdn-scan token|group|chunked|scaled] [--attention-rows 64|128]
@@ -133,6 +133,7 @@ class Bench {
   void measure_variants();
   // Breakdown, switches and M-token passes for one configuration (the default, then the fastest variant).
   void measure_config(const KernelConfig& base, const std::string& tag);
+  void measure_passes(const std::string& label);
   GemvVariant fastest_variant() const;
   // The decode rows: every variant with every K-quant GEMV engine asked for, engine by engine.
   std::vector<std::pair<GemvVariant, qc::BlockEngine>> decode_configs() const {
@@ -288,7 +289,27 @@ void Bench::measure_variants() {
         std::printf("%-14s %6d ERROR %s\n", r.variant.c_str(), ctx, r.error.c_str());
       rows_.push_back(r);
     }
+    if (opt_.passes) measure_passes(label);
   }
+}
+
+// --passes: the M-token passes of the configuration set now (device time, graph replayed), at the first
+// context, as multiples of its one-token step.
+void Bench::measure_passes(const std::string& label) {
+  const int ctx = opt_.contexts.front();
+  std::array<double, 5> t{};
+  std::printf("%-14s %6d passes:", label.c_str(), ctx);
+  for (int m = 1; m <= 4; ++m) {
+    if (out_of_time(label + " passes") || !CudaProbe::set_position_unchecked(*be_, ctx).ok()) break;
+    auto d = CudaProbe::time_steps(*be_, m, opt_.tokens, opt_.quick ? 1 : 3);
+    if (!d.ok()) {
+      std::printf(" M=%d ERROR %s", m, d.error().describe().c_str());
+      break;
+    }
+    t[static_cast<size_t>(m)] = *d;
+    std::printf(" M=%d %.3f ms (%.2fx)", m, *d * 1e3, *d / t[1]);
+  }
+  std::printf("\n");
 }
 
 GemvVariant Bench::fastest_variant() const {

@@ -645,18 +645,20 @@ void Bench::mscale_section() {
 }
 
 // --variants: each named variant at M = 1..4 on every shape (graph + PDL), then one table. The tensor-core
-// variants also with each ring length ("mma/4", "mma/8": TileTuning::unroll, gemv_q8_mma.cu).
+// variants with each ring length instead ("mma/4", "mma/8": TileTuning::unroll, gemv_q8_mma.cu).
 void Bench::variants_section() {
   std::vector<Variant> list;
   for (GemvVariant v : opt_.variants) {
     const std::string name = qc::gemv_variant_name(v);
-    list.push_back(Variant{name, v, qc::gemv_streaming(v) ? auto_t() : TileTuning{}});
-    if (v == GemvVariant::kMma || v == GemvVariant::kMmaH)
-      for (int ring : {4, 8}) {
-        TileTuning t;
-        t.unroll = ring;
-        list.push_back(Variant{name + "/" + std::to_string(ring), v, t});
-      }
+    if (v != GemvVariant::kMma && v != GemvVariant::kMmaH) {
+      list.push_back(Variant{name, v, qc::gemv_streaming(v) ? auto_t() : TileTuning{}});
+      continue;
+    }
+    for (int ring : {4, 8}) {
+      TileTuning t;
+      t.unroll = ring;
+      list.push_back(Variant{name + "/" + std::to_string(ring), v, t});
+    }
   }
   std::vector<Result> rs;
   for (const Shape& s : kShapes) {
