@@ -294,14 +294,16 @@ void Bench::measure_variants() {
 }
 
 // --passes: the M-token passes of the configuration set now (device time, graph replayed), at the first
-// context, as multiples of its one-token step.
+// context, as multiples of its one-token step; M >= 2 as the generator's verification pass runs them
+// (forward_speculative, keeping the states of every position), then the MTP projection from those.
 void Bench::measure_passes(const std::string& label) {
   const int ctx = opt_.contexts.front();
   std::array<double, 5> t{};
   std::printf("%-14s %6d passes:", label.c_str(), ctx);
   for (int m = 1; m <= 4; ++m) {
     if (out_of_time(label + " passes") || !CudaProbe::set_position_unchecked(*be_, ctx).ok()) break;
-    auto d = CudaProbe::time_steps(*be_, m, opt_.tokens, opt_.quick ? 1 : 3);
+    const bool verify = m > 1 && be_->max_speculative_tokens() >= m;
+    auto d = CudaProbe::time_steps(*be_, m, opt_.tokens, opt_.quick ? 1 : 3, verify);
     if (!d.ok()) {
       std::printf(" M=%d ERROR %s", m, d.error().describe().c_str());
       break;
@@ -310,6 +312,10 @@ void Bench::measure_passes(const std::string& label) {
     std::printf(" M=%d %.3f ms (%.2fx)", m, *d * 1e3, *d / t[1]);
   }
   std::printf("\n");
+  if (t[2] > 0.0)
+    extra_["passes"][label] = {{"ctx", ctx},
+                               {"ms", {t[1] * 1e3, t[2] * 1e3, t[3] * 1e3, t[4] * 1e3}},
+                               {"mtp_projection", project_mtp(t)}};
 }
 
 GemvVariant Bench::fastest_variant() const {
