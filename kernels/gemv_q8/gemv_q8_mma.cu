@@ -26,7 +26,8 @@
 // sector a warp touches is read whole.
 //
 // Cost per warp and block (512 weight bytes): 2 weight loads, 2 scale loads, 2 activation loads (h: 1),
-// 1 mma (hl: 2) and ~20 f32 instructions whatever M is; the dp4a tile kernel's M = 4 pass issues ~60.
+// 1 mma (hl: 2) and ~20 f32 instructions for any M >= 2 (~12 at M = 1, where a lane folds only its column
+// 0); the dp4a tile kernel's M = 4 pass issues ~60.
 #include <algorithm>
 
 #include <string>
@@ -67,7 +68,9 @@ __device__ __forceinline__ uint2 load_w8(const int8_t* p) {
 
 // kRing: Q8_0 blocks in flight per lane; 4 keeps the registers under 85 so that three blocks share an SM
 // (all 320 blocks of an N = 5120 matrix in one wave on 132 SMs), 8 holds twice the bytes in flight.
-template <bool kHL, int kRing>
+// kPair: M >= 2, so a lane folds both of its columns (2t, 2t + 1); at M = 1 only column 0 holds a token and
+// the lanes fold half the elements (the same instructions per element: the same bits).
+template <bool kHL, int kRing, bool kPair>
 __global__ void __launch_bounds__(kThreads, kRing == 4 ? 3 : 2) gemv_mma_kernel(const MmaParams p) {
   __shared__ float part[kSlices][kMaxTokens][kTileRows];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -121,12 +124,13 @@ __global__ void __launch_bounds__(kThreads, kRing == 4 ? 3 : 2) gemv_mma_kernel(
           const uint2 al = tok ? *reinterpret_cast<const uint2*>(xl + b * kQBlock) : make_uint2(0, 0);
           mma_biased(dl, a, al.x, al.y);
         }
-        const float s0 = c0 < p.m ? xs0[b] : 0.0f, s1 = c1 < p.m ? xs1[b] : 0.0f;
+        const float s0 = c0 < p.m ? xs0[b] : 0.0f, s1 = kPair && c1 < p.m ? xs1[b] : 0.0f;
         const float wsa = h2f(sa[u]), wsb = h2f(sb[u]);
         const float scale[4] = {__fmul_rn(s0, wsa), __fmul_rn(s1, wsa), __fmul_rn(s0, wsb),
                                 __fmul_rn(s1, wsb)};
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
+          if (!kPair && (e & 1)) continue;
           float v = unbias(dh[e]);
           if constexpr (kHL) v = __fmaf_rn(unbias(dl[e]), kInv127, v);
           acc[e] = __fmaf_rn(v, scale[e], acc[e]);
@@ -159,10 +163,10 @@ __global__ void __launch_bounds__(kThreads, kRing == 4 ? 3 : 2) gemv_mma_kernel(
 
 }  // namespace
 
-template <int kRing>
+template <int kRing, bool kPair>
 cudaError_t launch_ring(const MmaParams& p, bool hl, dim3 grid, cudaStream_t stream, bool pdl) {
-  return hl ? launch_kernel(gemv_mma_kernel<true, kRing>, grid, dim3(kThreads), 0, stream, pdl, p)
-            : launch_kernel(gemv_mma_kernel<false, kRing>, grid, dim3(kThreads), 0, stream, pdl, p);
+  return hl ? launch_kernel(gemv_mma_kernel<true, kRing, kPair>, grid, dim3(kThreads), 0, stream, pdl, p)
+            : launch_kernel(gemv_mma_kernel<false, kRing, kPair>, grid, dim3(kThreads), 0, stream, pdl, p);
 }
 
 GpuStatus launch_gemv_mma(const GemvQ8Args& a, bool hl, cudaStream_t stream) {
@@ -188,8 +192,11 @@ GpuStatus launch_gemv_mma(const GemvQ8Args& a, bool hl, cudaStream_t stream) {
                     .ld_res = a.ld_residual,
                     .per = (nb + kSlices - 1) / kSlices};
   const dim3 grid((n + kTileRows - 1) / kTileRows);
-  const cudaError_t e =
-      ring == 4 ? launch_ring<4>(p, hl, grid, stream, a.pdl) : launch_ring<8>(p, hl, grid, stream, a.pdl);
+  const bool pair = a.m > 1;
+  const cudaError_t e = ring == 4 ? (pair ? launch_ring<4, true>(p, hl, grid, stream, a.pdl)
+                                          : launch_ring<4, false>(p, hl, grid, stream, a.pdl))
+                                  : (pair ? launch_ring<8, true>(p, hl, grid, stream, a.pdl)
+                                          : launch_ring<8, false>(p, hl, grid, stream, a.pdl));
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gemv_mma_kernel", __FILE__, __LINE__);
   QC_LAUNCH_CHECK("gemv_mma_kernel", stream);
   return GpuStatus::success();
