@@ -23,7 +23,8 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
     {"quick", false, "fewer repetitions"},
     {"passes", false,
      "also time every decode row's M = 2, 3, 4-token passes at the first context (MTP verification; by "
-     "default only the default and the fastest variant's)"},
+     "default only the default and the fastest variant's), and with --model run the MTP generation with every "
+     "listed variant (by default the default one)"},
     {"prefill", true, "comma-separated prompt lengths for the prefill rate (default 512,2048,8192)"},
     {"reuse", true, "HISTORY,MESSAGE tokens for the time to first token with state reuse (default 8000,100)"},
     {"only-prefill", false, "only the prefill and reuse measurements"},

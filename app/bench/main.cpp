@@ -150,6 +150,7 @@ class Bench {
   json project_mtp(const std::array<double, 5>& pass_s);
   // Measured acceptance and speed-up of greedy generation with MTP on a model file that has the block.
   void measure_mtp_generation();
+  void measure_mtp_generation(GemvVariant variant);
   void profile_prefill(int tokens, int after = 0);
   void print_table();
   void write_json();
@@ -487,9 +488,22 @@ json Bench::project_mtp(const std::array<double, 5>& pass_s) {
   return out;
 }
 
+// With --passes also for every listed variant (the M-token passes' cost decides the speed-up).
 void Bench::measure_mtp_generation() {
   if (!file_model_ || !be_->has_mtp()) return;
-  std::printf("\n== MTP on the model file: greedy generation, measured acceptance and speed-up ==\n");
+  std::vector<GemvVariant> variants = {KernelConfig{}.gemv};
+  if (opt_.passes)
+    for (GemvVariant v : opt_.variants)
+      if (std::find(variants.begin(), variants.end(), v) == variants.end()) variants.push_back(v);
+  for (GemvVariant v : variants) measure_mtp_generation(v);
+}
+
+void Bench::measure_mtp_generation(GemvVariant variant) {
+  KernelConfig config;
+  config.gemv = variant;
+  const std::string vname = qc::gemv_variant_name(variant);
+  std::printf("\n== MTP on the model file (%s): greedy generation, measured acceptance and speed-up ==\n",
+              vname.c_str());
   auto tok = qc::load_tokenizer(file_model_->file());
   if (!tok.ok()) {
     std::printf("  tokenizer: %s\n", tok.error().describe().c_str());
@@ -506,7 +520,7 @@ void Bench::measure_mtp_generation() {
   long long base_tokens = 0;
   for (int draft = 0; draft <= 3; ++draft) {
     if (out_of_time("mtp generation")) break;
-    if (!be_->set_kernel_config(KernelConfig{}).ok()) break;
+    if (!be_->set_kernel_config(config).ok()) break;
     qc::GenerationStats total;
     total.mtp_draft_len = draft;
     double seconds = 0.0;
@@ -556,7 +570,7 @@ void Bench::measure_mtp_generation() {
     runs.push_back({{"draft", draft}, {"tokens", tokens}, {"tok_per_s", tps},
                     {"speedup", base_tps > 0 ? tps / base_tps : 0.0}, {"acceptance", acc}});
   }
-  extra_["mtp_generation"] = runs;
+  extra_[variant == KernelConfig{}.gemv ? std::string("mtp_generation") : "mtp_generation_" + vname] = runs;
 }
 
 void Bench::print_table() {
