@@ -42,7 +42,9 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kSlices = kThreads / 32;  // one K slice per warp
 constexpr int kTileRows = 16;           // weight rows per block: the mma's M
-constexpr int kDefaultRing = 8;         // blocks in flight per lane when the caller leaves tile.unroll 0
+// Blocks in flight per lane when the caller leaves tile.unroll 0: 4 beat 8 on every 27B shape at every M
+// (H100, 2026-12-07: 58-69% of the read ceiling against 40-58%; docs/PERFORMANCE.md "twelfth session").
+constexpr int kDefaultRing = 4;
 
 struct MmaParams {
   const int8_t* wq;
@@ -67,7 +69,10 @@ __device__ __forceinline__ uint2 load_w8(const int8_t* p) {
 }
 
 // kRing: Q8_0 blocks in flight per lane; 4 keeps the registers under 85 so that three blocks share an SM
-// (all 320 blocks of an N = 5120 matrix in one wave on 132 SMs), 8 holds twice the bytes in flight.
+// (all 320 blocks of an N = 5120 matrix in one wave on 132 SMs), 8 holds twice the bytes in flight but
+// fits two blocks an SM, and measured slower everywhere: what limits this kernel is not the weight bytes
+// in flight. A likely suspect, not yet measured: each block's activation words and scales are loaded when
+// the block is consumed (L1 / L2 latency on the path to the mma), not ahead with the weights.
 // kPair: M >= 2, so a lane folds both of its columns (2t, 2t + 1); at M = 1 only column 0 holds a token and
 // the lanes fold half the elements (the same instructions per element: the same bits).
 template <bool kHL, int kRing, bool kPair>

@@ -19,7 +19,7 @@ struct KernelConfig {
   // TileTuning).
   int tile_rows_per_warp = 0;            // 0, 1 or 2
   int tile_unroll = 0;                   // 0, 4 or 8 segments of 512 weights in flight per row (mma,
-                                         // mma_h: Q8_0 blocks in flight per lane; 0 = 8)
+                                         // mma_h: Q8_0 blocks in flight per lane; 0 = 4)
   int tile_blocks_per_sm = -1;           // -1 = auto, 0 = one row tile per block, 1..8 = persistent grid
   // The block-format GEMV's engine for llama.cpp's K-quant and Q4_0/Q5_0 matrices (gemv_variant.h); where
   // the asked engine does not take a matrix's type, that matrix runs on the registers.
