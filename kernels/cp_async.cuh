@@ -1,4 +1,5 @@
-// cp.async (sm_80+): 16-byte global -> shared copies through L2 only (.cg), completing in commit groups.
+// cp.async (sm_80+): 16-byte global -> shared copies through L2 only (.cg), 4-byte ones through L1 (.ca),
+// completing in commit groups.
 // Data written by earlier kernels is read after pdl_wait() (common.cuh), through L2 (coherent). A lane's
 // copies are visible to the other lanes of its warp after cp_async_wait and __syncwarp(), to the block
 // after cp_async_wait and __syncthreads().
@@ -25,6 +26,18 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool va
                : "memory");
 #else
   *static_cast<float4*>(smem) = valid ? *static_cast<const float4*>(gmem) : make_float4(0.f, 0.f, 0.f, 0.f);
+#endif
+}
+
+// 4 bytes (both addresses 4-byte aligned) through L1 (.ca: the only form below 16 bytes), 4 zero bytes when
+// !valid.
+__device__ __forceinline__ void cp_async4(void* smem, const void* gmem, bool valid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d), "l"(gmem), "r"(valid ? 4 : 0)
+               : "memory");
+#else
+  *static_cast<uint32_t*>(smem) = valid ? *static_cast<const uint32_t*>(gmem) : 0u;
 #endif
 }
 

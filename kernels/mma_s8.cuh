@@ -27,6 +27,15 @@ __device__ __forceinline__ void mma_biased(int (&d)[4], const uint32_t (&a)[4], 
       : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(kDotBiasBits));
 }
+// d = a * b + c: a second 32-deep product added onto a first one's biased sums (two half-blocks of one
+// Q8_0 block, each taken by a different pair of lanes). The sum stays exact while |total dot| < 2^22.
+__device__ __forceinline__ void mma_biased_add(int (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                               uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
 __device__ __forceinline__ float unbias(int d) {
   return __fsub_rn(__int_as_float(d), kDotBias);  // exact: the dot product as f32
 }

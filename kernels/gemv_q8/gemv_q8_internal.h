@@ -38,6 +38,8 @@ GpuStatus launch_gemv_ring(const GemvJob& j, const TileTuning& t, int sms, cudaS
 
 // gemv_q8_mma.cu: int8 tensor cores, 16 rows x 8 token columns per instruction, K in 8 slices.
 GpuStatus launch_gemv_mma(const GemvQ8Args& a, bool hl, cudaStream_t stream);
+// gemv_q8_mma_staged.cu: the same contract fed from per-warp cp.async stages (tile.engine 2).
+GpuStatus launch_gemv_mma_staged(const GemvQ8Args& a, bool hl, cudaStream_t stream);
 
 // gemv_q8_deq.cu: f32 activations.
 GpuStatus launch_gemv_deq(const GemvQ8Args& a, cudaStream_t stream);

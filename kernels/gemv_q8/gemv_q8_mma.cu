@@ -16,25 +16,42 @@
 // The per-block step is gemm_q8's (gemm_q8.h); the slices are what make the launch wide enough for N = 5120.
 // Slices depend on K only, so a token's bits do not depend on M, on the other tokens, or on the device.
 //
-// Schedule: a block of 8 warps owns 16 rows; warp w walks slice w, so a row tile's K is read by 8 warps at
-// once and the grid is N / 16 blocks (320 for N = 5120, 15,520 for the lm_head). Each lane keeps a ring of
-// U blocks in flight (2 x 8 bytes of weights + 2 scales each), issued before the programmatic-launch wait
-// for the first U. The fragments come straight from global memory, no shared-memory staging: K may be
-// permuted inside a block as long as weights and activations use the same permutation, so lane (g, t)
-// reads bytes [8t, 8t + 8) of the block of rows g and g + 8 (one 8-byte load each) and of token g, and
-// uses the first 4 as k = 4t.. and the last 4 as k = 16 + 4t.. (mma_s8.cuh's fragments). Every 32-byte
-// sector a warp touches is read whole.
+// Schedules (TileTuning::engine; every one gives the contract's bits, the tests compare them with its
+// mirror): a block of 8 warps owns a 16-row tile at a time, warp w walking slice w, on a persistent grid
+// (every block resident, each taking a contiguous run of tiles, the same number +- 1). 1 (the default) and 3,
+// here: a warp takes its slice's blocks in pairs (64 bytes of a row) from registers, with kPairs pairs in
+// flight per lane (TileTuning::unroll = 2 kPairs blocks), weights and weight scales of the first ones issued
+// before the programmatic-launch wait, activations and their scales with every later pair; engine 1 refills
+// the registers once a whole batch of kPairs pairs is consumed, engine 3 each slot as soon as it is (a ring,
+// on across tiles). 2: shared-memory stages filled by cp.async (gemv_q8_mma_staged.cu). Fragments straight
+// from global memory: lane (g, t) loads bytes [16t, 16t + 16) of the pair from rows g and g + 8 and from
+// token g (one 16-byte load each), so lanes t = 0, 1 hold the first block and t = 2, 3 the second. A block's
+// dot product is then two mmas, each taking 8 of the 16 bytes of every lane (k = 4t.. from the first 4, k =
+// 16 + 4t.. from the next 4), with the activation words of the lanes that hold the other block set to zero;
+// the second mma adds onto the first's sums (mma_s8.cuh), and the int32 result is exactly the block's dot
+// product, whatever the order. A lane loads one weight scale a pair (row g + 8 (t / 2), block t % 2), handed
+// to the others by shuffles.
 //
-// Cost per warp and block (512 weight bytes): 2 weight loads, 2 scale loads, 2 activation loads (h: 1),
-// 1 mma (hl: 2) and ~20 f32 instructions for any M >= 2 (~12 at M = 1, where a lane folds only its column
-// 0); the dp4a tile kernel's M = 4 pass issues ~60.
+// Why pairs (2026-12-07, H100: the first form, one block per 8-byte load, reached 58-69% of the read
+// ceiling and got slower with more blocks in flight): an 8-byte load per lane touches 8 rows x 32 bytes, one
+// sector of 8 different lines, and each row's scale load another 8 lines for 2 bytes; per 512 weight bytes
+// that was ~34 L1 line look-ups against the dp4a tile kernel's 5 (a 16-byte load per lane along one row).
+// Pairs cut it to ~16, with every row's 64 bytes in one request (two adjacent sectors: one HBM burst): 61-84%
+// (one tile a block then). The cost is one more mma per block (2 for h, 4 for hl). Why batches: with the
+// persistent grid, the ring refilled slot by slot fell to 52-62% while batches reached 58-78% -- a register
+// load cannot be waited for apart from the loads issued after it when they share a scoreboard, so a ring of
+// register loads waits for its newest loads (docs/PERFORMANCE.md "thirteenth session").
+//
+// Cost per warp and pair (1 KB of weights): 2 weight loads, 1 activation load (hl: 2), 2-4 activation-
+// scale loads, 1 scale load, 4 shuffles, 4 mmas (hl: 8) and ~40 f32 instructions for M >= 2 (~24 at M = 1,
+// where a lane folds only its column 0); the dp4a tile kernel's M = 4 pass issues ~120.
 #include <algorithm>
 
 #include <string>
 
-#include "../mma_s8.cuh"
 #include "gemv_q8_internal.h"
 #include "gemv_q8_lane.cuh"
+#include "gemv_q8_mma_step.cuh"
 
 namespace qc::gpu::detail {
 namespace {
@@ -43,8 +60,13 @@ constexpr int kThreads = 256;
 constexpr int kSlices = kThreads / 32;  // one K slice per warp
 constexpr int kTileRows = 16;           // weight rows per block: the mma's M
 // Blocks in flight per lane when the caller leaves tile.unroll 0: 4 beat 8 on every 27B shape at every M
-// (H100, 2026-12-07: 58-69% of the read ceiling against 40-58%; docs/PERFORMANCE.md "twelfth session").
+// (H100, 2026-12-07: 58-69% of the read ceiling against 40-58%; docs/PERFORMANCE.md "twelfth session"), and
+// again with pairs and batches (thirteenth session).
 constexpr int kDefaultRing = 4;
+// The schedule when the caller leaves tile.engine 0: whole batches (engine 1) beat the slot-by-slot ring
+// (engine 3) on every 27B shape at M = 1 (H100, 2026-12-07 16:47 UTC, h: 62-78% of the read ceiling
+// against 52-62%; docs/measurements/2026-12-07-h100-mma-schedules-gemv-variants.log).
+constexpr int kDefaultEngine = 1;
 
 struct MmaParams {
   const int8_t* wq;
@@ -59,119 +81,162 @@ struct MmaParams {
   int ld_y;
   const float* res;  // may alias y
   int ld_res;
-  int per;  // blocks per slice
+  int per;    // blocks per slice
+  int tiles;  // 16-row tiles: ceil(N / 16)
 };
 
-__device__ __forceinline__ uint2 load_w8(const int8_t* p) {
-  uint2 r;
-  asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
-  return r;
-}
-
-// kRing: Q8_0 blocks in flight per lane; 4 keeps the registers under 85 so that three blocks share an SM
-// (all 320 blocks of an N = 5120 matrix in one wave on 132 SMs), 8 holds twice the bytes in flight but
-// fits two blocks an SM, and measured slower everywhere: what limits this kernel is not the weight bytes
-// in flight. A likely suspect, not yet measured: each block's activation words and scales are loaded when
-// the block is consumed (L1 / L2 latency on the path to the mma), not ahead with the weights.
-// kPair: M >= 2, so a lane folds both of its columns (2t, 2t + 1); at M = 1 only column 0 holds a token and
-// the lanes fold half the elements (the same instructions per element: the same bits).
-template <bool kHL, int kRing, bool kPair>
-__global__ void __launch_bounds__(kThreads, kRing == 4 ? 3 : 2) gemv_mma_kernel(const MmaParams p) {
-  __shared__ float part[kSlices][kMaxTokens][kTileRows];
+// kPairs: pairs of Q8_0 blocks in flight per lane (2 or 4: the knob's 4 or 8 blocks). kPair: M >= 2, so a
+// lane folds both of its columns (2t, 2t + 1); at M = 1 only column 0 holds a token and the lanes fold half
+// the elements (the same instructions per element: the same bits). kBatch: refill the ring only once all
+// of its pairs are consumed (TileTuning::engine 1) instead of each slot as soon as it is (engine 0 / 3).
+template <bool kHL, int kPairs, bool kPair, bool kBatch>
+__global__ void __launch_bounds__(kThreads, kPairs == 2 ? 3 : 2) gemv_mma_kernel(const MmaParams p) {
+  __shared__ float part[2][kSlices][kMaxTokens][kTileRows];  // double-buffered: tile j's in part[j & 1]
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
+  const bool first_half = t < 2;  // this lane's 16 bytes of a pair belong to the pair's first block
   const int nb = p.k / kQBlock;
   const int b0 = warp * p.per;
-  const int steps = max(0, min(nb, b0 + p.per) - b0);
-  const int row_a = blockIdx.x * kTileRows + g, row_b = row_a + 8;
-  const bool on_a = row_a < p.n, on_b = row_b < p.n;
-  const int8_t* wa = p.wq + static_cast<size_t>(on_a ? row_a : 0) * p.w_stride + 8 * t;
-  const int8_t* wb = p.wq + static_cast<size_t>(on_b ? row_b : 0) * p.w_stride + 8 * t;
-  const uint16_t* da = p.wd + static_cast<size_t>(on_a ? row_a : 0) * nb;
-  const uint16_t* db = p.wd + static_cast<size_t>(on_b ? row_b : 0) * nb;
+  const int steps = max(0, min(nb, b0 + p.per) - b0);  // blocks of this warp's slice
+  const int pairs = (steps + 1) / 2;
+  // This block's tiles: a contiguous run of the grid's balanced split.
+  const int tile0 = static_cast<int>(static_cast<long long>(blockIdx.x) * p.tiles / gridDim.x);
+  const int tile1 = static_cast<int>(static_cast<long long>(blockIdx.x + 1) * p.tiles / gridDim.x);
 
-  uint2 qa[kRing], qb[kRing];
-  uint16_t sa[kRing], sb[kRing];
-  auto issue = [&](int i, int slot) {
-    const int b = b0 + i;
-    const bool in = i < steps;
-    qa[slot] = in && on_a ? load_w8(wa + b * kQBlock) : make_uint2(0, 0);
-    qb[slot] = in && on_b ? load_w8(wb + b * kQBlock) : make_uint2(0, 0);
-    sa[slot] = in && on_a ? __ldg(da + b) : uint16_t{0};
-    sb[slot] = in && on_b ? __ldg(db + b) : uint16_t{0};
+  int4 qa[kPairs], qb[kPairs];  // rows g, g + 8: 16 bytes of the pair each
+  uint16_t sc[kPairs];          // one weight scale a lane: (row g + 8 (t / 2), block 2i + t % 2)
+  int4 xh[kPairs], xl[kPairs];  // token g: 16 bytes of the pair (hi, lo)
+  float xs[kPairs][4];          // tokens 2t, 2t + 1: scales of the pair's two blocks
+  // The ring runs over f = (tile - tile0) * pairs + i and on across tiles, so a warp's loads stay in flight
+  // through the end of a tile (its combine) into the next one.
+  const int total = (tile1 - tile0) * pairs;  // this warp's pairs over all its tiles, in tile order
+  auto issue_w = [&](int f, int slot) {
+    const int j = pairs ? f / pairs : 0, i = f - j * pairs;
+    const int row = (tile0 + j) * kTileRows + g;  // row g of the tile; row g + 8 is 8 rows on
+    const bool live = f < total;
+    const bool in = live && 2 * i + (t >> 1) < steps;  // the lane's block of the pair is 2i + t / 2
+    const int8_t* w = p.wq + static_cast<size_t>(row) * p.w_stride + 32 * (b0 + 2 * i) + 16 * t;
+    qa[slot] = in && row < p.n ? load_w16(w) : make_int4(0, 0, 0, 0);
+    qb[slot] =
+        in && row + 8 < p.n ? load_w16(w + 8 * static_cast<size_t>(p.w_stride)) : make_int4(0, 0, 0, 0);
+    const int srow = row + 8 * (t >> 1), sb = 2 * i + (t & 1);
+    sc[slot] = live && sb < steps && srow < p.n ? __ldg(p.wd + static_cast<size_t>(srow) * nb + b0 + sb)
+                                                : uint16_t{0};
   };
 #pragma unroll
-  for (int u = 0; u < kRing; ++u) issue(u, u);  // weights depend on nothing: before the wait
+  for (int u = 0; u < kPairs; ++u) issue_w(u, u);  // weights depend on nothing: before the wait
 
   pdl_wait();
   pdl_trigger();
 
   // Token g's activation bytes (the B fragment); the scales of tokens 2t, 2t + 1 (the C fragment's columns).
   const bool tok = g < p.m;
-  const int8_t* xh = p.xh + static_cast<size_t>(tok ? g : 0) * p.ld + 8 * t;
-  const int8_t* xl = kHL ? p.xl + static_cast<size_t>(tok ? g : 0) * p.ld + 8 * t : nullptr;
+  const int8_t* ah = p.xh + static_cast<size_t>(tok ? g : 0) * p.ld + 32 * b0 + 16 * t;
+  const int8_t* al = kHL ? p.xl + static_cast<size_t>(tok ? g : 0) * p.ld + 32 * b0 + 16 * t : nullptr;
   const int c0 = 2 * t, c1 = 2 * t + 1;
-  const float* xs0 = p.xs + static_cast<size_t>(c0 < p.m ? c0 : 0) * p.ld_s;
-  const float* xs1 = p.xs + static_cast<size_t>(c1 < p.m ? c1 : 0) * p.ld_s;
+  const float* xs0 = p.xs + static_cast<size_t>(c0 < p.m ? c0 : 0) * p.ld_s + b0;  // xs0 + ld_s: token c1
+  auto issue_x = [&](int f, int slot) {
+    const int i = pairs ? f % pairs : 0;
+    const bool live = f < total;
+    const bool in = live && tok && 2 * i + (t >> 1) < steps;
+    xh[slot] = in ? *reinterpret_cast<const int4*>(ah + 64 * i) : make_int4(0, 0, 0, 0);
+    if constexpr (kHL) xl[slot] = in ? *reinterpret_cast<const int4*>(al + 64 * i) : make_int4(0, 0, 0, 0);
+    const bool ina = live && 2 * i < steps, inb = live && 2 * i + 1 < steps;
+    xs[slot][0] = ina && c0 < p.m ? xs0[2 * i] : 0.0f;
+    xs[slot][1] = inb && c0 < p.m ? xs0[2 * i + 1] : 0.0f;
+    xs[slot][2] = kPair && ina && c1 < p.m ? xs0[p.ld_s + 2 * i] : 0.0f;
+    xs[slot][3] = kPair && inb && c1 < p.m ? xs0[p.ld_s + 2 * i + 1] : 0.0f;
+  };
+#pragma unroll
+  for (int u = 0; u < kPairs; ++u) issue_x(u, u);
 
-  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // (row g, c0), (row g, c1), (row g+8, c0), (row g+8, c1)
-  for (int i0 = 0; i0 < steps; i0 += kRing) {
-#pragma unroll
-    for (int u = 0; u < kRing; ++u) {
-      const int i = i0 + u;
-      if (i < steps) {
-        const int b = b0 + i;
-        const uint2 ah = tok ? *reinterpret_cast<const uint2*>(xh + b * kQBlock) : make_uint2(0, 0);
-        const uint32_t a[4] = {qa[u].x, qb[u].x, qa[u].y, qb[u].y};
-        int dh[4], dl[4];
-        mma_biased(dh, a, ah.x, ah.y);
-        if constexpr (kHL) {
-          const uint2 al = tok ? *reinterpret_cast<const uint2*>(xl + b * kQBlock) : make_uint2(0, 0);
-          mma_biased(dl, a, al.x, al.y);
-        }
-        const float s0 = c0 < p.m ? xs0[b] : 0.0f, s1 = kPair && c1 < p.m ? xs1[b] : 0.0f;
-        const float wsa = h2f(sa[u]), wsb = h2f(sb[u]);
-        const float scale[4] = {__fmul_rn(s0, wsa), __fmul_rn(s1, wsa), __fmul_rn(s0, wsb),
-                                __fmul_rn(s1, wsb)};
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          if (!kPair && (e & 1)) continue;
-          float v = unbias(dh[e]);
-          if constexpr (kHL) v = __fmaf_rn(unbias(dl[e]), kInv127, v);
-          acc[e] = __fmaf_rn(v, scale[e], acc[e]);
-        }
-        issue(i + kRing, u);
-      }
+  float acc[4];  // (row g, c0), (row g, c1), (row g+8, c0), (row g+8, c1)
+  // The two mmas of one block: the lanes holding the other block give zero activation words.
+  auto block_dot = [&](int(&d)[4], const uint32_t(&a1)[4], const uint32_t(&a2)[4], const int4& x, bool mine) {
+    mma_biased(d, a1, mine ? x.x : 0u, mine ? x.y : 0u);
+    mma_biased_add(d, a2, mine ? x.z : 0u, mine ? x.w : 0u);
+  };
+  // One pair from ring slot u (pair i of the slice, pair f of the warp), then the refill: the slot with pair
+  // f + kPairs (ring), or after the batch's last slot all of them with the next kPairs pairs (batch).
+  auto consume = [&](int u, int i, int f) {
+    const uint32_t a1[4] = {static_cast<uint32_t>(qa[u].x), static_cast<uint32_t>(qb[u].x),
+                            static_cast<uint32_t>(qa[u].y), static_cast<uint32_t>(qb[u].y)};
+    const uint32_t a2[4] = {static_cast<uint32_t>(qa[u].z), static_cast<uint32_t>(qb[u].z),
+                            static_cast<uint32_t>(qa[u].w), static_cast<uint32_t>(qb[u].w)};
+    int dha[4], dla[4], dhb[4], dlb[4];
+    block_dot(dha, a1, a2, xh[u], first_half);
+    block_dot(dhb, a1, a2, xh[u], !first_half);
+    if constexpr (kHL) {
+      block_dot(dla, a1, a2, xl[u], first_half);
+      block_dot(dlb, a1, a2, xl[u], !first_half);
     }
-  }
+    // Weight scales from lanes (g, 0 .. 3): rows g, g + 8 of blocks 2i, 2i + 1.
+    const int src = g << 2;
+    const float wsa0 = h2f(static_cast<uint16_t>(__shfl_sync(0xffffffffu, sc[u], src)));
+    const float wsb0 = h2f(static_cast<uint16_t>(__shfl_sync(0xffffffffu, sc[u], src + 2)));
+    mma_fold<kHL, kPair>(acc, dha, dla, wsa0, wsb0, xs[u][0], xs[u][2]);
+    if (2 * i + 1 < steps) {  // warp-uniform: a slice of odd length ends on half a pair
+      const float wsa1 = h2f(static_cast<uint16_t>(__shfl_sync(0xffffffffu, sc[u], src + 1)));
+      const float wsb1 = h2f(static_cast<uint16_t>(__shfl_sync(0xffffffffu, sc[u], src + 3)));
+      mma_fold<kHL, kPair>(acc, dhb, dlb, wsa1, wsb1, xs[u][1], xs[u][3]);
+    }
+    if constexpr (!kBatch) {
+      issue_w(f + kPairs, u);
+      issue_x(f + kPairs, u);
+    } else if (u == kPairs - 1) {  // the batch f - u .. f is consumed: the next one
+#pragma unroll
+      for (int v = 0; v < kPairs; ++v) issue_w(f - u + kPairs + v, v);
+#pragma unroll
+      for (int v = 0; v < kPairs; ++v) issue_x(f - u + kPairs + v, v);
+    }
+  };
 
-  if (c0 < p.m) {
-    part[warp][c0][g] = acc[0];
-    part[warp][c0][g + 8] = acc[2];
-  }
-  if (c1 < p.m) {
-    part[warp][c1][g] = acc[1];
-    part[warp][c1][g + 8] = acc[3];
-  }
-  __syncthreads();
-  // The fixed-order combine over the non-empty slices (a K property: the same for every block and M).
-  const int r = threadIdx.x % kTileRows, m = threadIdx.x / kTileRows;
-  const int row = blockIdx.x * kTileRows + r;
-  if (m < p.m && row < p.n) {
-    const int used = min(kSlices, (nb + p.per - 1) / p.per);
-    float s = part[0][m][r];
-    for (int w = 1; w < used; ++w) s = __fadd_rn(s, part[w][m][r]);
-    if (p.res) s = __fadd_rn(p.res[static_cast<size_t>(m) * p.ld_res + row], s);
-    p.y[static_cast<size_t>(m) * p.ld_y + row] = s;
+  const int used = min(kSlices, (nb + p.per - 1) / p.per);  // non-empty slices: a K property
+  int f = 0;                                                // pairs consumed so far
+  for (int j = 0; j < tile1 - tile0; ++j) {
+    acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
+    // Pairs i of this tile; the ring slot of pair f is f % kPairs (unrolled so that slots stay in registers).
+    for (int i = 0; i < pairs;) {
+#pragma unroll
+      for (int u = 0; u < kPairs; ++u)
+        if (f % kPairs == u && i < pairs) {
+          consume(u, i, f);
+          ++i;
+          ++f;
+        }
+    }
+    float(*pt)[kMaxTokens][kTileRows] = part[j & 1];
+    if (c0 < p.m) {
+      pt[warp][c0][g] = acc[0];
+      pt[warp][c0][g + 8] = acc[2];
+    }
+    if (c1 < p.m) {
+      pt[warp][c1][g] = acc[1];
+      pt[warp][c1][g + 8] = acc[3];
+    }
+    __syncthreads();
+    // The fixed-order combine over the non-empty slices (the other warps' loads stay in flight meanwhile).
+    const int r = threadIdx.x % kTileRows, m = threadIdx.x / kTileRows;
+    const int row = (tile0 + j) * kTileRows + r;
+    if (m < p.m && row < p.n) {
+      float s = pt[0][m][r];
+      for (int w = 1; w < used; ++w) s = __fadd_rn(s, pt[w][m][r]);
+      if (p.res) s = __fadd_rn(p.res[static_cast<size_t>(m) * p.ld_res + row], s);
+      p.y[static_cast<size_t>(m) * p.ld_y + row] = s;
+    }
   }
 }
 
 }  // namespace
 
-template <int kRing, bool kPair>
-cudaError_t launch_ring(const MmaParams& p, bool hl, dim3 grid, cudaStream_t stream, bool pdl) {
-  return hl ? launch_kernel(gemv_mma_kernel<true, kRing, kPair>, grid, dim3(kThreads), 0, stream, pdl, p)
-            : launch_kernel(gemv_mma_kernel<false, kRing, kPair>, grid, dim3(kThreads), 0, stream, pdl, p);
+using MmaKernel = void (*)(MmaParams);
+
+template <int kPairs, bool kBatch>
+MmaKernel pick(bool hl, bool pair) {
+  return hl ? (pair ? gemv_mma_kernel<true, kPairs, true, kBatch>
+                    : gemv_mma_kernel<true, kPairs, false, kBatch>)
+            : (pair ? gemv_mma_kernel<false, kPairs, true, kBatch>
+                    : gemv_mma_kernel<false, kPairs, false, kBatch>);
 }
 
 GpuStatus launch_gemv_mma(const GemvQ8Args& a, bool hl, cudaStream_t stream) {
@@ -195,13 +260,27 @@ GpuStatus launch_gemv_mma(const GemvQ8Args& a, bool hl, cudaStream_t stream) {
                     .ld_y = a.ld_y,
                     .res = a.residual,
                     .ld_res = a.ld_residual,
-                    .per = (nb + kSlices - 1) / kSlices};
-  const dim3 grid((n + kTileRows - 1) / kTileRows);
-  const bool pair = a.m > 1;
-  const cudaError_t e = ring == 4 ? (pair ? launch_ring<4, true>(p, hl, grid, stream, a.pdl)
-                                          : launch_ring<4, false>(p, hl, grid, stream, a.pdl))
-                                  : (pair ? launch_ring<8, true>(p, hl, grid, stream, a.pdl)
-                                          : launch_ring<8, false>(p, hl, grid, stream, a.pdl));
+                    .per = (nb + kSlices - 1) / kSlices,
+                    .tiles = (n + kTileRows - 1) / kTileRows};
+  if (a.tile.engine < 0 || a.tile.engine > 3)
+    return GpuStatus::invalid(
+        "gemv_q8 mma: tile.engine must be 0 (default), 1 (register batch), 2 (shared-memory "
+        "stages) or 3 (register ring), got " +
+        std::to_string(a.tile.engine));
+  if (a.tile.engine == 2) return launch_gemv_mma_staged(a, hl, stream);
+  const bool batch = (a.tile.engine == 0 ? kDefaultEngine : a.tile.engine) == 1, pair = a.m > 1;
+  const MmaKernel kernel = ring == 4 ? (batch ? pick<2, true>(hl, pair) : pick<2, false>(hl, pair))
+                                     : (batch ? pick<4, true>(hl, pair) : pick<4, false>(hl, pair));
+  // A persistent grid, every block resident at once, each walking the same number of tiles (+- 1): the
+  // fewest blocks that give the busiest block no more tiles than the full grid would.
+  int per_sm = 0;
+  QC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  const int resident = std::max(1, per_sm) * std::max(1, device_sm_count());
+  const int tiles_per_block = (p.tiles + resident - 1) / resident;
+  // TileTuning::grid (tests): that many blocks exactly, so that small matrices walk several tiles a block.
+  const dim3 grid(a.tile.grid > 0 ? std::min(a.tile.grid, p.tiles)
+                                  : (p.tiles + tiles_per_block - 1) / tiles_per_block);
+  const cudaError_t e = launch_kernel(kernel, grid, dim3(kThreads), 0, stream, a.pdl, p);
   if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gemv_mma_kernel", __FILE__, __LINE__);
   QC_LAUNCH_CHECK("gemv_mma_kernel", stream);
   return GpuStatus::success();

@@ -58,6 +58,18 @@ double HostAct::value(int row, int col, bool hl) const {
          (h + static_cast<double>(lo[static_cast<size_t>(row) * ld + col]) * static_cast<double>(kInv127f));
 }
 
+float q8_mma_block_step(float acc, const int8_t* q, const int8_t* hi, const int8_t* lo, bool hl, float xs,
+                        uint16_t d) {
+  int ih = 0, il = 0;
+  for (int k = 0; k < 32; ++k) {
+    ih += hi[k] * q[k];
+    if (hl) il += lo[k] * q[k];
+  }
+  const float v =
+      hl ? std::fma(static_cast<float>(il), kInv127f, static_cast<float>(ih)) : static_cast<float>(ih);
+  return std::fma(v, xs * h_bits2f(d), acc);
+}
+
 HostAct make_act(std::mt19937& rng, int m, int k) {
   HostAct a;
   a.m = m;

@@ -26,6 +26,12 @@ struct HostQ8 {
 // Random int8 in [-127, 127], scales in [1e-3, 2e-2] with random sign, rounded to f16.
 HostQ8 random_q8(std::mt19937& rng, int rows, int cols);
 
+// One Q8_0 block's step of the int8 tensor-core contracts (gemm_q8.h, gemv_q8/gemv_q8_mma.cu), in their f32
+// steps: ih, il = the exact int dot products of the block's 32 weights q with the activation words hi, lo;
+// v = ih (h) or fmaf(il, kInv127f, ih) (hl); returns fmaf(v, xs * f16(d), acc), the product rounded first.
+float q8_mma_block_step(float acc, const int8_t* q, const int8_t* hi, const int8_t* lo, bool hl, float xs,
+                        uint16_t d);
+
 // Quantised activations of M rows (both words), built from random floats by quantize_ref.
 struct HostAct {
   int m = 0, k = 0, ld = 0, ld_s = 0;

@@ -87,18 +87,10 @@ struct GemmCase {
         const int8_t* h = hi.data() + static_cast<size_t>(m) * ld;
         const int8_t* l = lo.data() + static_cast<size_t>(m) * ld;
         float a = 0.0f;
-        for (int b = 0; b < kb; ++b) {
-          int ih = 0, il = 0;
-          for (int k = 32 * b; k < 32 * b + 32; ++k) {
-            ih += h[k] * q[k];
-            il += l[k] * q[k];
-          }
-          const float v = hl ? std::fma(static_cast<float>(il), kInv127f, static_cast<float>(ih))
-                             : static_cast<float>(ih);
-          const float sd =
-              scale[static_cast<size_t>(m) * ld_s + b] * h_bits2f(wd[static_cast<size_t>(n) * kb + b]);
-          a = std::fma(v, sd, a);
-        }
+        for (int b = 0; b < kb; ++b)
+          a = q8_mma_block_step(a, q + 32 * b, h + 32 * b, l + 32 * b, hl,
+                                scale[static_cast<size_t>(m) * ld_s + b],
+                                wd[static_cast<size_t>(n) * kb + b]);
         acc[static_cast<size_t>(m) * s.n + n] = a;
       }
     return acc;

@@ -1,9 +1,10 @@
 // The Q8_0 GEMV on int8 tensor cores ("mma", "mma_h": kernels/gemv_q8/gemv_q8_mma.cu) against a CPU mirror
 // of its contract, bit for bit: K from one block to the FFN width (slices that are short, empty, or one
 // block each), N on and off the 16-row tile, M = 1..4, formats h and hl, the residual separate and in place,
-// padded activation rows whose padding holds garbage, PDL launches, both ring lengths (a schedule knob: the
-// same bits). The distance from the double GEMV and
-// the M-invariance are test_gemv_q8.cpp's, which runs every variant.
+// padded activation rows whose padding holds garbage, PDL launches, every schedule (registers refilled by
+// slot or by batch, 4 or 8 blocks in flight; shared-memory stages, 2 or 3; a grid of several tiles a block:
+// the same bits). The distance from the double GEMV
+// and the M-invariance are test_gemv_q8.cpp's, which runs every variant.
 #include <algorithm>
 #include <cmath>
 
@@ -20,8 +21,10 @@ struct Shape {
   int k, n;
 };
 // K / 32 = 1 (seven empty slices), 3, 8 (one block a slice), 9 (the last slice one block, ceil(9/8) = 2 so
-// four slices used), 33, 160 (27B hidden), 544 (FFN width); N = 1, 16, 17, 40, 300.
-const Shape kShapes[] = {{32, 17}, {96, 40}, {256, 16}, {288, 300}, {1056, 1}, {5120, 40}, {17408, 17}};
+// four slices used), 33, 160 (27B hidden), 544 (FFN width); N = 1, 16, 17, 40, 300, 7000 (438 tiles: more
+// than an H100's resident blocks, so the launcher's own grid walks several tiles a block too).
+const Shape kShapes[] = {{32, 17},  {96, 40},   {256, 16},   {288, 300},
+                         {1056, 1}, {5120, 40}, {17408, 17}, {96, 7000}};
 
 // The contract of gemv_q8_mma.cu in the same f32 steps: y[m][n] (+ residual[m][n] when given).
 std::vector<float> mirror(const HostQ8& w, const HostAct& x, int m_rows, bool hl, const float* residual) {
@@ -35,18 +38,10 @@ std::vector<float> mirror(const HostQ8& w, const HostAct& x, int m_rows, bool hl
       float sum = 0.0f;
       for (int s = 0; s < kSlices && s * per < nb; ++s) {
         float p = 0.0f;
-        for (int b = s * per; b < std::min(nb, (s + 1) * per); ++b) {
-          int ih = 0, il = 0;
-          for (int k = 32 * b; k < 32 * b + 32; ++k) {
-            ih += h[k] * q[k];
-            il += l[k] * q[k];
-          }
-          const float v = hl ? std::fma(static_cast<float>(il), kInv127f, static_cast<float>(ih))
-                             : static_cast<float>(ih);
-          const float sd =
-              x.scale[static_cast<size_t>(m) * x.ld_s + b] * h_bits2f(w.d[static_cast<size_t>(n) * nb + b]);
-          p = std::fma(v, sd, p);
-        }
+        for (int b = s * per; b < std::min(nb, (s + 1) * per); ++b)
+          p = q8_mma_block_step(p, q + 32 * b, h + 32 * b, l + 32 * b, hl,
+                                x.scale[static_cast<size_t>(m) * x.ld_s + b],
+                                w.d[static_cast<size_t>(n) * nb + b]);
         sum = s == 0 ? p : sum + p;
       }
       const size_t i = static_cast<size_t>(m) * w.rows + n;
@@ -54,6 +49,14 @@ std::vector<float> mirror(const HostQ8& w, const HostAct& x, int m_rows, bool hl
     }
   return y;
 }
+
+// The schedules (TileTuning fields of gemv_q8_mma.cu and gemv_q8_mma_staged.cu): registers refilled slot by
+// slot (engine 3) or a batch at a time (engine 1), 4 or 8 blocks in flight; shared-memory stages (engine 2),
+// 2 or 3 of them.
+struct Schedule {
+  int engine, unroll, stages;
+};
+const Schedule kSchedules[] = {{3, 4, 0}, {3, 8, 0}, {1, 4, 0}, {1, 8, 0}, {2, 0, 2}, {2, 0, 3}};
 
 struct Case {
   HostQ8 w;
@@ -88,10 +91,11 @@ TEST(GemvQ8Mma, MatchesTheContractMirrorBitForBit) {
     for (int m = 1; m <= 4; ++m) {
       const Case c(rng, m, s);
       const std::vector<float> res = random_floats(rng, static_cast<size_t>(m) * s.n, -3.0f, 3.0f);
-      // mode % 3: plain, residual, residual in place (y aliases it); mode / 3: ring 4, ring 8.
+      // mode % 3: plain, residual, residual in place (y aliases it); mode / 3 % 6: the schedule; mode / 18:
+      // the launcher's grid, or 3 blocks walking several tiles each.
       for (bool hl : {false, true})
-        for (int mode = 0; mode < 6; ++mode) {
-          const int ring = mode < 3 ? 4 : 8;
+        for (int mode = 0; mode < 36; ++mode) {
+          const Schedule& sch = kSchedules[mode / 3 % 6];
           const std::string what = std::string(hl ? "mma" : "mma_h") + " K=" + std::to_string(s.k) +
                                    " N=" + std::to_string(s.n) + " M=" + std::to_string(m) +
                                    " mode=" + std::to_string(mode);
@@ -107,7 +111,10 @@ TEST(GemvQ8Mma, MatchesTheContractMirrorBitForBit) {
             a.ld_residual = s.n;
           }
           a.pdl = mode % 3 == 1;
-          a.tile.unroll = ring;
+          a.tile.engine = sch.engine;
+          a.tile.unroll = sch.unroll;
+          a.tile.stages = sch.stages;
+          a.tile.grid = mode / 18 ? 3 : 0;
           QC_ASSERT_OK(gemv_q8(a, nullptr));
           const std::vector<float> got = y.download();
           const std::vector<float> want = mirror(c.w, c.x, m, hl, mode % 3 > 0 ? res.data() : nullptr);
@@ -151,17 +158,25 @@ TEST(GemvQ8Mma, PaddedActivationRowsIgnorePadding) {
   }
 }
 
-// A ring length other than 4 or 8 comes back as an error naming the knob, and launches nothing.
-TEST(GemvQ8Mma, RejectsAnUnknownRingLength) {
+// A ring length other than 4 or 8, an engine other than 0..3, or a stage count other than 2 or 3 comes back
+// as an error naming the knob, and launches nothing.
+TEST(GemvQ8Mma, RejectsAnUnknownSchedule) {
   QC_REQUIRE_DEVICE();
   std::mt19937 rng(7);
   const Case c(rng, 1, Shape{64, 16});
   DevBuf<float> y(16);
-  GemvQ8Args a = c.args(true, y.get(), 1);
-  a.tile.unroll = 3;
-  const GpuStatus st = gemv_q8(a, nullptr);
-  ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.describe().find("tile.unroll"), std::string::npos) << st.describe();
+  for (const char* knob : {"tile.unroll", "tile.engine", "tile.stages"}) {
+    GemvQ8Args a = c.args(true, y.get(), 1);
+    if (std::string(knob) == "tile.unroll")
+      a.tile.unroll = 3;
+    else if (std::string(knob) == "tile.engine")
+      a.tile.engine = 4;
+    else
+      a.tile = TileTuning{.engine = 2, .stages = 5};
+    const GpuStatus st = gemv_q8(a, nullptr);
+    ASSERT_FALSE(st.ok()) << knob;
+    EXPECT_NE(st.describe().find(knob), std::string::npos) << st.describe();
+  }
 }
 
 }  // namespace
