@@ -109,22 +109,34 @@ __global__ void __launch_bounds__(kThreads, kPairs == 2 ? 3 : 2) gemv_mma_kernel
   float xs[kPairs][4];          // tokens 2t, 2t + 1: scales of the pair's two blocks
   // The ring runs over f = (tile - tile0) * pairs + i and on across tiles, so a warp's loads stay in flight
   // through the end of a tile (its combine) into the next one.
-  const int total = (tile1 - tile0) * pairs;  // this warp's pairs over all its tiles, in tile order
-  auto issue_w = [&](int f, int slot) {
-    const int j = pairs ? f / pairs : 0, i = f - j * pairs;
-    const int row = (tile0 + j) * kTileRows + g;  // row g of the tile; row g + 8 is 8 rows on
-    const bool live = f < total;
-    const bool in = live && 2 * i + (t >> 1) < steps;  // the lane's block of the pair is 2i + t / 2
-    const int8_t* w = p.wq + static_cast<size_t>(row) * p.w_stride + 32 * (b0 + 2 * i) + 16 * t;
-    qa[slot] = in && row < p.n ? load_w16(w) : make_int4(0, 0, 0, 0);
-    qb[slot] =
-        in && row + 8 < p.n ? load_w16(w + 8 * static_cast<size_t>(p.w_stride)) : make_int4(0, 0, 0, 0);
-    const int srow = row + 8 * (t >> 1), sb = 2 * i + (t & 1);
-    sc[slot] = live && sb < steps && srow < p.n ? __ldg(p.wd + static_cast<size_t>(srow) * nb + b0 + sb)
-                                                : uint16_t{0};
+  // Issue cursors: pairs are issued in order (f = 0, 1, ...), so the next one's tile and pair index advance
+  // by one step, without a division or a 64-bit product per pair (what the first persistent form spent a
+  // third of its instructions on).
+  const int ntiles = pairs ? tile1 - tile0 : 0;  // tiles this warp has pairs in
+  int wj = 0, wi = 0;                            // the next pair to issue: tile tile0 + wj, pair wi
+  int wrow = tile0 * kTileRows + g;              // row g of that tile
+  const int8_t* wp = p.wq + static_cast<size_t>(wrow) * p.w_stride + 32 * b0 + 16 * t;
+  const uint16_t* sp = p.wd + static_cast<size_t>(wrow + 8 * (t >> 1)) * nb + b0 + (t & 1);
+  const size_t w_tile = static_cast<size_t>(kTileRows) * p.w_stride,
+               w_half = 8 * static_cast<size_t>(p.w_stride);
+  auto issue_w = [&](int slot) {
+    const bool live = wj < ntiles;
+    const bool in = live && 2 * wi + (t >> 1) < steps;  // the lane's block of the pair is 2 wi + t / 2
+    qa[slot] = in && wrow < p.n ? load_w16(wp + 64 * wi) : make_int4(0, 0, 0, 0);
+    qb[slot] = in && wrow + 8 < p.n ? load_w16(wp + w_half + 64 * wi) : make_int4(0, 0, 0, 0);
+    // One scale a lane: row g + 8 (t / 2), block 2 wi + t % 2.
+    sc[slot] =
+        live && 2 * wi + (t & 1) < steps && wrow + 8 * (t >> 1) < p.n ? __ldg(sp + 2 * wi) : uint16_t{0};
+    if (++wi == pairs) {
+      wi = 0;
+      ++wj;
+      wrow += kTileRows;
+      wp += w_tile;
+      sp += static_cast<size_t>(kTileRows) * nb;
+    }
   };
 #pragma unroll
-  for (int u = 0; u < kPairs; ++u) issue_w(u, u);  // weights depend on nothing: before the wait
+  for (int u = 0; u < kPairs; ++u) issue_w(u);  // weights depend on nothing: before the wait
 
   pdl_wait();
   pdl_trigger();
@@ -135,20 +147,24 @@ __global__ void __launch_bounds__(kThreads, kPairs == 2 ? 3 : 2) gemv_mma_kernel
   const int8_t* al = kHL ? p.xl + static_cast<size_t>(tok ? g : 0) * p.ld + 32 * b0 + 16 * t : nullptr;
   const int c0 = 2 * t, c1 = 2 * t + 1;
   const float* xs0 = p.xs + static_cast<size_t>(c0 < p.m ? c0 : 0) * p.ld_s + b0;  // xs0 + ld_s: token c1
-  auto issue_x = [&](int f, int slot) {
-    const int i = pairs ? f % pairs : 0;
-    const bool live = f < total;
-    const bool in = live && tok && 2 * i + (t >> 1) < steps;
-    xh[slot] = in ? *reinterpret_cast<const int4*>(ah + 64 * i) : make_int4(0, 0, 0, 0);
-    if constexpr (kHL) xl[slot] = in ? *reinterpret_cast<const int4*>(al + 64 * i) : make_int4(0, 0, 0, 0);
-    const bool ina = live && 2 * i < steps, inb = live && 2 * i + 1 < steps;
-    xs[slot][0] = ina && c0 < p.m ? xs0[2 * i] : 0.0f;
-    xs[slot][1] = inb && c0 < p.m ? xs0[2 * i + 1] : 0.0f;
-    xs[slot][2] = kPair && ina && c1 < p.m ? xs0[p.ld_s + 2 * i] : 0.0f;
-    xs[slot][3] = kPair && inb && c1 < p.m ? xs0[p.ld_s + 2 * i + 1] : 0.0f;
+  int xj = 0, xi = 0;  // the activations' own cursor (they start after the wait)
+  auto issue_x = [&](int slot) {
+    const bool live = xj < ntiles;
+    const bool in = live && tok && 2 * xi + (t >> 1) < steps;
+    xh[slot] = in ? *reinterpret_cast<const int4*>(ah + 64 * xi) : make_int4(0, 0, 0, 0);
+    if constexpr (kHL) xl[slot] = in ? *reinterpret_cast<const int4*>(al + 64 * xi) : make_int4(0, 0, 0, 0);
+    const bool ina = live && 2 * xi < steps, inb = live && 2 * xi + 1 < steps;
+    xs[slot][0] = ina && c0 < p.m ? xs0[2 * xi] : 0.0f;
+    xs[slot][1] = inb && c0 < p.m ? xs0[2 * xi + 1] : 0.0f;
+    xs[slot][2] = kPair && ina && c1 < p.m ? xs0[p.ld_s + 2 * xi] : 0.0f;
+    xs[slot][3] = kPair && inb && c1 < p.m ? xs0[p.ld_s + 2 * xi + 1] : 0.0f;
+    if (++xi == pairs) {
+      xi = 0;
+      ++xj;
+    }
   };
 #pragma unroll
-  for (int u = 0; u < kPairs; ++u) issue_x(u, u);
+  for (int u = 0; u < kPairs; ++u) issue_x(u);
 
   float acc[4];  // (row g, c0), (row g, c1), (row g+8, c0), (row g+8, c1)
   // The two mmas of one block: the lanes holding the other block give zero activation words.
@@ -156,9 +172,9 @@ __global__ void __launch_bounds__(kThreads, kPairs == 2 ? 3 : 2) gemv_mma_kernel
     mma_biased(d, a1, mine ? x.x : 0u, mine ? x.y : 0u);
     mma_biased_add(d, a2, mine ? x.z : 0u, mine ? x.w : 0u);
   };
-  // One pair from ring slot u (pair i of the slice, pair f of the warp), then the refill: the slot with pair
-  // f + kPairs (ring), or after the batch's last slot all of them with the next kPairs pairs (batch).
-  auto consume = [&](int u, int i, int f) {
+  // One pair from ring slot u (pair i of the slice), then the refill: the slot with the next pair (ring), or
+  // after the batch's last slot all of them with the next kPairs pairs (batch).
+  auto consume = [&](int u, int i) {
     const uint32_t a1[4] = {static_cast<uint32_t>(qa[u].x), static_cast<uint32_t>(qb[u].x),
                             static_cast<uint32_t>(qa[u].y), static_cast<uint32_t>(qb[u].y)};
     const uint32_t a2[4] = {static_cast<uint32_t>(qa[u].z), static_cast<uint32_t>(qb[u].z),
@@ -181,13 +197,13 @@ __global__ void __launch_bounds__(kThreads, kPairs == 2 ? 3 : 2) gemv_mma_kernel
       mma_fold<kHL, kPair>(acc, dhb, dlb, wsa1, wsb1, xs[u][1], xs[u][3]);
     }
     if constexpr (!kBatch) {
-      issue_w(f + kPairs, u);
-      issue_x(f + kPairs, u);
-    } else if (u == kPairs - 1) {  // the batch f - u .. f is consumed: the next one
+      issue_w(u);
+      issue_x(u);
+    } else if (u == kPairs - 1) {
 #pragma unroll
-      for (int v = 0; v < kPairs; ++v) issue_w(f - u + kPairs + v, v);
+      for (int v = 0; v < kPairs; ++v) issue_w(v);
 #pragma unroll
-      for (int v = 0; v < kPairs; ++v) issue_x(f - u + kPairs + v, v);
+      for (int v = 0; v < kPairs; ++v) issue_x(v);
     }
   };
 
@@ -200,7 +216,7 @@ __global__ void __launch_bounds__(kThreads, kPairs == 2 ? 3 : 2) gemv_mma_kernel
 #pragma unroll
       for (int u = 0; u < kPairs; ++u)
         if (f % kPairs == u && i < pairs) {
-          consume(u, i, f);
+          consume(u, i);
           ++i;
           ++f;
         }
