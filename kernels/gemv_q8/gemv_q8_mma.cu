@@ -56,9 +56,8 @@
 namespace qc::gpu::detail {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kSlices = kThreads / 32;  // one K slice per warp
-constexpr int kTileRows = 16;           // weight rows per block: the mma's M
+constexpr int kThreads = kMmaThreads;
+constexpr int kTileRows = kMmaTileRows;
 // Blocks in flight per lane when the caller leaves tile.unroll 0: 4 beat 8 on every 27B shape at every M
 // (H100, 2026-12-07: 58-69% of the read ceiling against 40-58%; docs/PERFORMANCE.md "twelfth session"), and
 // again with pairs and batches (thirteenth session).
@@ -68,30 +67,13 @@ constexpr int kDefaultRing = 4;
 // against 52-62%; docs/measurements/2026-12-07-h100-mma-schedules-gemv-variants.log).
 constexpr int kDefaultEngine = 1;
 
-struct MmaParams {
-  const int8_t* wq;
-  const uint16_t* wd;
-  int n, k, w_stride;
-  const int8_t* xh;
-  const int8_t* xl;  // null for format h
-  const float* xs;
-  int ld, ld_s;
-  int m;
-  float* y;
-  int ld_y;
-  const float* res;  // may alias y
-  int ld_res;
-  int per;    // blocks per slice
-  int tiles;  // 16-row tiles: ceil(N / 16)
-};
-
 // kPairs: pairs of Q8_0 blocks in flight per lane (2 or 4: the knob's 4 or 8 blocks). kPair: M >= 2, so a
 // lane folds both of its columns (2t, 2t + 1); at M = 1 only column 0 holds a token and the lanes fold half
 // the elements (the same instructions per element: the same bits). kBatch: refill the ring only once all
 // of its pairs are consumed (TileTuning::engine 1) instead of each slot as soon as it is (engine 0 / 3).
 template <bool kHL, int kPairs, bool kPair, bool kBatch>
 __global__ void __launch_bounds__(kThreads, kPairs == 2 ? 3 : 2) gemv_mma_kernel(const MmaParams p) {
-  __shared__ float part[2][kSlices][kMaxTokens][kTileRows];  // double-buffered: tile j's in part[j & 1]
+  __shared__ MmaPartials part[2];  // tile j's in part[j & 1] (mma_tile_combine)
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
   const bool first_half = t < 2;  // this lane's 16 bytes of a pair belong to the pair's first block
@@ -99,9 +81,8 @@ __global__ void __launch_bounds__(kThreads, kPairs == 2 ? 3 : 2) gemv_mma_kernel
   const int b0 = warp * p.per;
   const int steps = max(0, min(nb, b0 + p.per) - b0);  // blocks of this warp's slice
   const int pairs = (steps + 1) / 2;
-  // This block's tiles: a contiguous run of the grid's balanced split.
-  const int tile0 = static_cast<int>(static_cast<long long>(blockIdx.x) * p.tiles / gridDim.x);
-  const int tile1 = static_cast<int>(static_cast<long long>(blockIdx.x + 1) * p.tiles / gridDim.x);
+  int tile0, tile1;
+  mma_tile_range(p, &tile0, &tile1);
 
   int4 qa[kPairs], qb[kPairs];  // rows g, g + 8: 16 bytes of the pair each
   uint16_t sc[kPairs];          // one weight scale a lane: (row g + 8 (t / 2), block 2i + t % 2)
@@ -207,8 +188,7 @@ __global__ void __launch_bounds__(kThreads, kPairs == 2 ? 3 : 2) gemv_mma_kernel
     }
   };
 
-  const int used = min(kSlices, (nb + p.per - 1) / p.per);  // non-empty slices: a K property
-  int f = 0;                                                // pairs consumed so far
+  int f = 0;  // pairs consumed so far
   for (int j = 0; j < tile1 - tile0; ++j) {
     acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
     // Pairs i of this tile; the ring slot of pair f is f % kPairs (unrolled so that slots stay in registers).
@@ -221,25 +201,7 @@ __global__ void __launch_bounds__(kThreads, kPairs == 2 ? 3 : 2) gemv_mma_kernel
           ++f;
         }
     }
-    float(*pt)[kMaxTokens][kTileRows] = part[j & 1];
-    if (c0 < p.m) {
-      pt[warp][c0][g] = acc[0];
-      pt[warp][c0][g + 8] = acc[2];
-    }
-    if (c1 < p.m) {
-      pt[warp][c1][g] = acc[1];
-      pt[warp][c1][g + 8] = acc[3];
-    }
-    __syncthreads();
-    // The fixed-order combine over the non-empty slices (the other warps' loads stay in flight meanwhile).
-    const int r = threadIdx.x % kTileRows, m = threadIdx.x / kTileRows;
-    const int row = (tile0 + j) * kTileRows + r;
-    if (m < p.m && row < p.n) {
-      float s = pt[0][m][r];
-      for (int w = 1; w < used; ++w) s = __fadd_rn(s, pt[w][m][r]);
-      if (p.res) s = __fadd_rn(p.res[static_cast<size_t>(m) * p.ld_res + row], s);
-      p.y[static_cast<size_t>(m) * p.ld_y + row] = s;
-    }
+    mma_tile_combine(p, part[j & 1], tile0 + j, acc);
   }
 }
 
@@ -260,24 +222,6 @@ GpuStatus launch_gemv_mma(const GemvQ8Args& a, bool hl, cudaStream_t stream) {
   if (ring != 4 && ring != 8)
     return GpuStatus::invalid("gemv_q8 mma: tile.unroll (blocks in flight per lane) must be 0, 4 or 8, got " +
                               std::to_string(ring));
-  const int n = a.w.rows, k = a.w.cols, nb = k / kQBlock;
-  const MmaParams p{.wq = a.w.q,
-                    .wd = a.w.d,
-                    .n = n,
-                    .k = k,
-                    .w_stride = a.w.row_stride,
-                    .xh = a.x.hi,
-                    .xl = a.x.lo,
-                    .xs = a.x.scale,
-                    .ld = a.x.ld,
-                    .ld_s = a.x.ld_scale,
-                    .m = a.m,
-                    .y = a.y,
-                    .ld_y = a.ld_y,
-                    .res = a.residual,
-                    .ld_res = a.ld_residual,
-                    .per = (nb + kSlices - 1) / kSlices,
-                    .tiles = (n + kTileRows - 1) / kTileRows};
   if (a.tile.engine < 0 || a.tile.engine > 3)
     return GpuStatus::invalid(
         "gemv_q8 mma: tile.engine must be 0 (default), 1 (register batch), 2 (shared-memory "
@@ -287,19 +231,9 @@ GpuStatus launch_gemv_mma(const GemvQ8Args& a, bool hl, cudaStream_t stream) {
   const bool batch = (a.tile.engine == 0 ? kDefaultEngine : a.tile.engine) == 1, pair = a.m > 1;
   const MmaKernel kernel = ring == 4 ? (batch ? pick<2, true>(hl, pair) : pick<2, false>(hl, pair))
                                      : (batch ? pick<4, true>(hl, pair) : pick<4, false>(hl, pair));
-  // A persistent grid, every block resident at once, each walking the same number of tiles (+- 1): the
-  // fewest blocks that give the busiest block no more tiles than the full grid would.
-  int per_sm = 0;
-  QC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
-  const int resident = std::max(1, per_sm) * std::max(1, device_sm_count());
-  const int tiles_per_block = (p.tiles + resident - 1) / resident;
-  // TileTuning::grid (tests): that many blocks exactly, so that small matrices walk several tiles a block.
-  const dim3 grid(a.tile.grid > 0 ? std::min(a.tile.grid, p.tiles)
-                                  : (p.tiles + tiles_per_block - 1) / tiles_per_block);
-  const cudaError_t e = launch_kernel(kernel, grid, dim3(kThreads), 0, stream, a.pdl, p);
-  if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gemv_mma_kernel", __FILE__, __LINE__);
-  QC_LAUNCH_CHECK("gemv_mma_kernel", stream);
-  return GpuStatus::success();
+  const MmaParams p = mma_params(a, 0);
+  return launch_persistent(kernel, "gemv_mma_kernel", mma_grid(p, a.tile), kThreads, 0, device_sm_count(),
+                           stream, a.pdl, p);
 }
 
 }  // namespace qc::gpu::detail

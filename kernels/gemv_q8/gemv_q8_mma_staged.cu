@@ -26,31 +26,13 @@
 namespace qc::gpu::detail {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kSlices = kThreads / 32;  // one K slice per warp: the contract's 8
-constexpr int kTileRows = 16;
+constexpr int kThreads = kMmaThreads;
+constexpr int kSlices = kMmaSlices;
+constexpr int kTileRows = kMmaTileRows;
 constexpr int kChunk = 8;                            // Q8_0 blocks of a row per stage
 constexpr int kRowBytes = kChunk * kQBlock;          // 256
 constexpr int kScaleSlot = 24;                       // bytes per row of a stage's scale words (5 used)
 constexpr int kWeightBytes = kTileRows * kRowBytes;  // 4096
-
-struct StagedParams {
-  const int8_t* wq;
-  const uint16_t* wd;
-  int n, k, w_stride;
-  const int8_t* xh;
-  const int8_t* xl;
-  const float* xs;
-  int ld, ld_s;
-  int m;
-  float* y;
-  int ld_y;
-  const float* res;
-  int ld_res;
-  int per;          // blocks per slice
-  int tiles;        // ceil(N / 16)
-  int stage_bytes;  // one stage of one warp
-};
 
 // Byte offsets inside a stage.
 __host__ __device__ constexpr int act_offset() {
@@ -75,17 +57,17 @@ __device__ __forceinline__ int swz(int r, int c) {
 }
 
 template <bool kHL, bool kPair, int kStages>
-__global__ void __launch_bounds__(kThreads) gemv_mma_staged_kernel(const StagedParams p) {
+__global__ void __launch_bounds__(kThreads) gemv_mma_staged_kernel(const MmaParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ float part[kSlices][kMaxTokens][kTileRows];
+  __shared__ MmaPartials part[2];  // tile j's in part[j & 1] (mma_tile_combine)
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int nb = p.k / kQBlock;
   const int b0 = warp * p.per;
   const int steps = max(0, min(nb, b0 + p.per) - b0);
   const int nch = (steps + kChunk - 1) / kChunk;  // stages per tile for this warp
-  const int tile0 = static_cast<int>(static_cast<long long>(blockIdx.x) * p.tiles / gridDim.x);
-  const int tile1 = static_cast<int>(static_cast<long long>(blockIdx.x + 1) * p.tiles / gridDim.x);
+  int tile0, tile1;
+  mma_tile_range(p, &tile0, &tile1);
   const int total = (tile1 - tile0) * nch;
   unsigned char* const ring = smem + static_cast<size_t>(warp) * kStages * p.stage_bytes;
   const int a_off = act_offset(), s_off = scale_offset(p.m, kHL), x_off = xs_offset(p.m, kHL);
@@ -157,7 +139,6 @@ __global__ void __launch_bounds__(kThreads) gemv_mma_staged_kernel(const StagedP
 
   const int c0 = 2 * t, c1 = 2 * t + 1;
   const bool tok = g < p.m;
-  const int used = min(kSlices, (nb + p.per - 1) / p.per);
   int f = 0;
   for (int j = 0; j < tile1 - tile0; ++j) {
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -202,29 +183,12 @@ __global__ void __launch_bounds__(kThreads) gemv_mma_staged_kernel(const StagedP
       }
       __syncwarp();  // every lane has read stage f before anyone refills it (next step's issue)
     }
-    if (c0 < p.m) {
-      part[warp][c0][g] = acc[0];
-      part[warp][c0][g + 8] = acc[2];
-    }
-    if (c1 < p.m) {
-      part[warp][c1][g] = acc[1];
-      part[warp][c1][g + 8] = acc[3];
-    }
-    __syncthreads();
-    const int r = threadIdx.x % kTileRows, m = threadIdx.x / kTileRows;
-    const int row = (tile0 + j) * kTileRows + r;
-    if (m < p.m && row < p.n) {
-      float s = part[0][m][r];
-      for (int w = 1; w < used; ++w) s = __fadd_rn(s, part[w][m][r]);
-      if (p.res) s = __fadd_rn(p.res[static_cast<size_t>(m) * p.ld_res + row], s);
-      p.y[static_cast<size_t>(m) * p.ld_y + row] = s;
-    }
-    __syncthreads();  // part is rewritten by the next tile
+    mma_tile_combine(p, part[j & 1], tile0 + j, acc);
   }
   cp_async_wait<0>();  // no copy outlives the block
 }
 
-using StagedKernel = void (*)(StagedParams);
+using StagedKernel = void (*)(MmaParams);
 
 template <int kStages>
 StagedKernel pick(bool hl, bool pair) {
@@ -241,39 +205,11 @@ GpuStatus launch_gemv_mma_staged(const GemvQ8Args& a, bool hl, cudaStream_t stre
   if (stages != 2 && stages != 3)
     return GpuStatus::invalid("gemv_q8 mma (staged): tile.stages must be 0, 2 or 3, got " +
                               std::to_string(stages));
-  const int n = a.w.rows, k = a.w.cols, nb = k / kQBlock;
-  StagedParams p{};
-  p.wq = a.w.q;
-  p.wd = a.w.d;
-  p.n = n;
-  p.k = k;
-  p.w_stride = a.w.row_stride;
-  p.xh = a.x.hi;
-  p.xl = a.x.lo;
-  p.xs = a.x.scale;
-  p.ld = a.x.ld;
-  p.ld_s = a.x.ld_scale;
-  p.m = a.m;
-  p.y = a.y;
-  p.ld_y = a.ld_y;
-  p.res = a.residual;
-  p.ld_res = a.ld_residual;
-  p.per = (nb + kSlices - 1) / kSlices;
-  p.tiles = (n + kTileRows - 1) / kTileRows;
-  p.stage_bytes = (stage_size(a.m, hl) + 15) / 16 * 16;
+  const MmaParams p = mma_params(a, (stage_size(a.m, hl) + 15) / 16 * 16);
   const int smem = kSlices * stages * p.stage_bytes;
   const StagedKernel kernel = stages == 2 ? pick<2>(hl, a.m > 1) : pick<3>(hl, a.m > 1);
-  QC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  int per_sm = 0;
-  QC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
-  const int resident = std::max(1, per_sm) * std::max(1, device_sm_count());
-  const int tiles_per_block = (p.tiles + resident - 1) / resident;
-  const dim3 grid(a.tile.grid > 0 ? std::min(a.tile.grid, p.tiles)
-                                  : (p.tiles + tiles_per_block - 1) / tiles_per_block);
-  const cudaError_t e = launch_kernel(kernel, grid, dim3(kThreads), smem, stream, a.pdl, p);
-  if (e != cudaSuccess) return GpuStatus::cuda(e, "launch gemv_mma_staged_kernel", __FILE__, __LINE__);
-  QC_LAUNCH_CHECK("gemv_mma_staged_kernel", stream);
-  return GpuStatus::success();
+  return launch_persistent(kernel, "gemv_mma_staged_kernel", mma_grid(p, a.tile), kThreads, smem,
+                           device_sm_count(), stream, a.pdl, p);
 }
 
 }  // namespace qc::gpu::detail
