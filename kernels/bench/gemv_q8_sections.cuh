@@ -244,8 +244,9 @@ void Bench::mscale_section() {
 
 // --variants: each named variant at M = 1..4 on every shape (graph + PDL), then one table. The tensor-core
 // variants with each ring length and refill instead ("mma/4", "mma/8": TileTuning::unroll, a ring; "mma/b4",
-// "mma/b8": refilled a batch at a time, TileTuning::engine 1; gemv_q8_mma.cu; "mma/s2", "mma/s3": 2 or 3
-// shared-memory stages, TileTuning::engine 2, gemv_q8_mma_staged.cu).
+// "mma/b8": refilled a batch at a time, TileTuning::engine 1; "mma/l4", "mma/l8": the batch with lean loads,
+// engine 4; gemv_q8_mma.cu; "mma/s2", "mma/s3": 2 or 3 shared-memory stages, TileTuning::engine 2,
+// gemv_q8_mma_staged.cu).
 void Bench::variants_section() {
   std::vector<Variant> list;
   for (GemvVariant v : opt_.variants) {
@@ -254,12 +255,13 @@ void Bench::variants_section() {
       list.push_back(Variant{name, v, qc::gemv_streaming(v) ? auto_t() : TileTuning{}});
       continue;
     }
-    for (int engine : {3, 1})
+    for (int engine : {3, 1, 4})
       for (int ring : {4, 8}) {
         TileTuning t;
         t.unroll = ring;
         t.engine = engine;
-        list.push_back(Variant{name + (engine == 1 ? "/b" : "/") + std::to_string(ring), v, t});
+        const char* form = engine == 1 ? "/b" : engine == 4 ? "/l" : "/";
+        list.push_back(Variant{name + form + std::to_string(ring), v, t});
       }
     for (int stages : {2, 3}) {
       TileTuning t;

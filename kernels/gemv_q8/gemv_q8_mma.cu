@@ -23,14 +23,14 @@
 // flight per lane (TileTuning::unroll = 2 kPairs blocks), weights and weight scales of the first ones issued
 // before the programmatic-launch wait, activations and their scales with every later pair; engine 1 refills
 // the registers once a whole batch of kPairs pairs is consumed, engine 3 each slot as soon as it is (a ring,
-// on across tiles). 2: shared-memory stages filled by cp.async (gemv_q8_mma_staged.cu). Fragments straight
-// from global memory: lane (g, t) loads bytes [16t, 16t + 16) of the pair from rows g and g + 8 and from
-// token g (one 16-byte load each), so lanes t = 0, 1 hold the first block and t = 2, 3 the second. A block's
-// dot product is then two mmas, each taking 8 of the 16 bytes of every lane (k = 4t.. from the first 4, k =
-// 16 + 4t.. from the next 4), with the activation words of the lanes that hold the other block set to zero;
-// the second mma adds onto the first's sums (mma_s8.cuh), and the int32 result is exactly the block's dot
-// product, whatever the order. A lane loads one weight scale a pair (row g + 8 (t / 2), block t % 2), handed
-// to the others by shuffles.
+// on across tiles), engine 4 as engine 1 with lean loads (kLean in the kernel). 2: shared-memory stages
+// filled by cp.async (gemv_q8_mma_staged.cu). Fragments straight from global memory: lane (g, t) loads bytes
+// [16t, 16t + 16) of the pair from rows g and g + 8 and from token g (one 16-byte load each), so lanes t = 0,
+// 1 hold the first block and t = 2, 3 the second. A block's dot product is then two mmas, each taking 8 of
+// the 16 bytes of every lane (k = 4t.. from the first 4, k = 16 + 4t.. from the next 4), with the activation
+// words of the lanes that hold the other block set to zero; the second mma adds onto the first's sums
+// (mma_s8.cuh), and the int32 result is exactly the block's dot product, whatever the order. A lane loads one
+// weight scale a pair (row g + 8 (t / 2), block t % 2), handed to the others by shuffles.
 //
 // Why pairs (2026-12-07, H100: the first form, one block per 8-byte load, reached 58-69% of the read
 // ceiling and got slower with more blocks in flight): an 8-byte load per lane touches 8 rows x 32 bytes, one
@@ -70,8 +70,9 @@ constexpr int kDefaultEngine = 1;
 // kPairs: pairs of Q8_0 blocks in flight per lane (2 or 4: the knob's 4 or 8 blocks). kPair: M >= 2, so a
 // lane folds both of its columns (2t, 2t + 1); at M = 1 only column 0 holds a token and the lanes fold half
 // the elements (the same instructions per element: the same bits). kBatch: refill the ring only once all
-// of its pairs are consumed (TileTuning::engine 1) instead of each slot as soon as it is (engine 0 / 3).
-template <bool kHL, int kPairs, bool kPair, bool kBatch>
+// of its pairs are consumed (TileTuning::engine 1, 4) instead of each slot as soon as it is (engine 3).
+// kLean (engine 4): loads without zero-fill (below).
+template <bool kHL, int kPairs, bool kPair, bool kBatch, bool kLean>
 __global__ void __launch_bounds__(kThreads, kPairs == 2 ? 3 : 2) gemv_mma_kernel(const MmaParams p) {
   __shared__ MmaPartials part[2];  // tile j's in part[j & 1] (mma_tile_combine)
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -91,29 +92,64 @@ __global__ void __launch_bounds__(kThreads, kPairs == 2 ? 3 : 2) gemv_mma_kernel
   // The ring runs over f = (tile - tile0) * pairs + i and on across tiles, so a warp's loads stay in flight
   // through the end of a tile (its combine) into the next one.
   // Issue cursors: pairs are issued in order (f = 0, 1, ...), so the next one's tile and pair index advance
-  // by one step, without a division or a 64-bit product per pair (what the first persistent form spent a
-  // third of its instructions on).
+  // by one step, without a division or a 64-bit product per pair.
+  //
+  // Lean loads (kLean): what is loaded but never counted need not be zero, only readable. A lane's bytes of
+  // a block that does not exist (the second block of a slice of odd length) or of a row past N, a token
+  // past M, or the scales of either, reach only products that are discarded: the other block's mma sees them
+  // against zero activation words (an exact 0 in the integer sums), the second block's fold is skipped,
+  // rows >= N and tokens >= M are never stored. So the addresses are clamped into the matrix (the last
+  // block of the slice, row N - 1, token 0) and the loads issue unpredicated, without the 4-register zero
+  // fill of each int4 and the per-load predicates: fewer instructions in a kernel near its issue limit
+  // (docs/PERFORMANCE.md "thirteenth session", ncu). Pairs past the warp's last are not issued at all (a
+  // warp-uniform branch), so their registers are never read.
   const int ntiles = pairs ? tile1 - tile0 : 0;  // tiles this warp has pairs in
   int wj = 0, wi = 0;                            // the next pair to issue: tile tile0 + wj, pair wi
   int wrow = tile0 * kTileRows + g;              // row g of that tile
+  // The lane's byte of a pair's bytes, and its clamp: block min(2i + t / 2, steps - 1), half t % 2.
+  const int lim = 32 * (steps - 1) + 16 * (t & 1);
   const int8_t* wp = p.wq + static_cast<size_t>(wrow) * p.w_stride + 32 * b0 + 16 * t;
   const uint16_t* sp = p.wd + static_cast<size_t>(wrow + 8 * (t >> 1)) * nb + b0 + (t & 1);
   const size_t w_tile = static_cast<size_t>(kTileRows) * p.w_stride,
                w_half = 8 * static_cast<size_t>(p.w_stride);
+  // kLean: row pointers clamped to row N - 1, at byte 0 of the slice (re-derived once a tile).
+  const int8_t *wpa = nullptr, *wpb = nullptr;
+  const uint16_t* spl = nullptr;
+  auto lean_rows = [&]() {
+    const int ra = min(wrow, p.n - 1), rb = min(wrow + 8, p.n - 1), rs = min(wrow + 8 * (t >> 1), p.n - 1);
+    wpa = p.wq + static_cast<size_t>(ra) * p.w_stride + 32 * b0;
+    wpb = p.wq + static_cast<size_t>(rb) * p.w_stride + 32 * b0;
+    spl = p.wd + static_cast<size_t>(rs) * nb + b0;
+  };
+  if constexpr (kLean) lean_rows();
   auto issue_w = [&](int slot) {
-    const bool live = wj < ntiles;
-    const bool in = live && 2 * wi + (t >> 1) < steps;  // the lane's block of the pair is 2 wi + t / 2
-    qa[slot] = in && wrow < p.n ? load_w16(wp + 64 * wi) : make_int4(0, 0, 0, 0);
-    qb[slot] = in && wrow + 8 < p.n ? load_w16(wp + w_half + 64 * wi) : make_int4(0, 0, 0, 0);
-    // One scale a lane: row g + 8 (t / 2), block 2 wi + t % 2.
-    sc[slot] =
-        live && 2 * wi + (t & 1) < steps && wrow + 8 * (t >> 1) < p.n ? __ldg(sp + 2 * wi) : uint16_t{0};
-    if (++wi == pairs) {
-      wi = 0;
-      ++wj;
-      wrow += kTileRows;
-      wp += w_tile;
-      sp += static_cast<size_t>(kTileRows) * nb;
+    if constexpr (kLean) {
+      if (wj >= ntiles) return;  // warp-uniform: past the warp's last pair
+      const int off = min(64 * wi + 16 * t, lim);
+      qa[slot] = load_w16(wpa + off);
+      qb[slot] = load_w16(wpb + off);
+      sc[slot] = __ldg(spl + min(2 * wi + (t & 1), steps - 1));
+      if (++wi == pairs) {
+        wi = 0;
+        ++wj;
+        wrow += kTileRows;
+        lean_rows();
+      }
+    } else {
+      const bool live = wj < ntiles;
+      const bool in = live && 2 * wi + (t >> 1) < steps;  // the lane's block of the pair is 2 wi + t / 2
+      qa[slot] = in && wrow < p.n ? load_w16(wp + 64 * wi) : make_int4(0, 0, 0, 0);
+      qb[slot] = in && wrow + 8 < p.n ? load_w16(wp + w_half + 64 * wi) : make_int4(0, 0, 0, 0);
+      // One scale a lane: row g + 8 (t / 2), block 2 wi + t % 2.
+      sc[slot] =
+          live && 2 * wi + (t & 1) < steps && wrow + 8 * (t >> 1) < p.n ? __ldg(sp + 2 * wi) : uint16_t{0};
+      if (++wi == pairs) {
+        wi = 0;
+        ++wj;
+        wrow += kTileRows;
+        wp += w_tile;
+        sp += static_cast<size_t>(kTileRows) * nb;
+      }
     }
   };
 #pragma unroll
@@ -124,21 +160,39 @@ __global__ void __launch_bounds__(kThreads, kPairs == 2 ? 3 : 2) gemv_mma_kernel
 
   // Token g's activation bytes (the B fragment); the scales of tokens 2t, 2t + 1 (the C fragment's columns).
   const bool tok = g < p.m;
-  const int8_t* ah = p.xh + static_cast<size_t>(tok ? g : 0) * p.ld + 32 * b0 + 16 * t;
-  const int8_t* al = kHL ? p.xl + static_cast<size_t>(tok ? g : 0) * p.ld + 32 * b0 + 16 * t : nullptr;
+  const int8_t* ah = p.xh + static_cast<size_t>(tok ? g : 0) * p.ld + 32 * b0 + (kLean ? 0 : 16 * t);
+  const int8_t* al =
+      kHL ? p.xl + static_cast<size_t>(tok ? g : 0) * p.ld + 32 * b0 + (kLean ? 0 : 16 * t) : nullptr;
   const int c0 = 2 * t, c1 = 2 * t + 1;
   const float* xs0 = p.xs + static_cast<size_t>(c0 < p.m ? c0 : 0) * p.ld_s + b0;  // xs0 + ld_s: token c1
+  const float* xs1 = p.xs + static_cast<size_t>(c1 < p.m ? c1 : 0) * p.ld_s + b0;  // kLean's token c1
   int xj = 0, xi = 0;  // the activations' own cursor (they start after the wait)
   auto issue_x = [&](int slot) {
-    const bool live = xj < ntiles;
-    const bool in = live && tok && 2 * xi + (t >> 1) < steps;
-    xh[slot] = in ? *reinterpret_cast<const int4*>(ah + 64 * xi) : make_int4(0, 0, 0, 0);
-    if constexpr (kHL) xl[slot] = in ? *reinterpret_cast<const int4*>(al + 64 * xi) : make_int4(0, 0, 0, 0);
-    const bool ina = live && 2 * xi < steps, inb = live && 2 * xi + 1 < steps;
-    xs[slot][0] = ina && c0 < p.m ? xs0[2 * xi] : 0.0f;
-    xs[slot][1] = inb && c0 < p.m ? xs0[2 * xi + 1] : 0.0f;
-    xs[slot][2] = kPair && ina && c1 < p.m ? xs0[p.ld_s + 2 * xi] : 0.0f;
-    xs[slot][3] = kPair && inb && c1 < p.m ? xs0[p.ld_s + 2 * xi + 1] : 0.0f;
+    if constexpr (kLean) {
+      if (xj >= ntiles) return;
+      const int off = min(64 * xi + 16 * t, lim);
+      xh[slot] = *reinterpret_cast<const int4*>(ah + off);
+      if constexpr (kHL) xl[slot] = *reinterpret_cast<const int4*>(al + off);
+      const int ia = 2 * xi, ib = min(2 * xi + 1, steps - 1);
+      xs[slot][0] = xs0[ia];
+      xs[slot][1] = xs0[ib];
+      if constexpr (kPair) {
+        xs[slot][2] = xs1[ia];
+        xs[slot][3] = xs1[ib];
+      } else {
+        xs[slot][2] = xs[slot][3] = 0.0f;
+      }
+    } else {
+      const bool live = xj < ntiles;
+      const bool in = live && tok && 2 * xi + (t >> 1) < steps;
+      xh[slot] = in ? *reinterpret_cast<const int4*>(ah + 64 * xi) : make_int4(0, 0, 0, 0);
+      if constexpr (kHL) xl[slot] = in ? *reinterpret_cast<const int4*>(al + 64 * xi) : make_int4(0, 0, 0, 0);
+      const bool ina = live && 2 * xi < steps, inb = live && 2 * xi + 1 < steps;
+      xs[slot][0] = ina && c0 < p.m ? xs0[2 * xi] : 0.0f;
+      xs[slot][1] = inb && c0 < p.m ? xs0[2 * xi + 1] : 0.0f;
+      xs[slot][2] = kPair && ina && c1 < p.m ? xs0[p.ld_s + 2 * xi] : 0.0f;
+      xs[slot][3] = kPair && inb && c1 < p.m ? xs0[p.ld_s + 2 * xi + 1] : 0.0f;
+    }
     if (++xi == pairs) {
       xi = 0;
       ++xj;
@@ -209,12 +263,12 @@ __global__ void __launch_bounds__(kThreads, kPairs == 2 ? 3 : 2) gemv_mma_kernel
 
 using MmaKernel = void (*)(MmaParams);
 
-template <int kPairs, bool kBatch>
+template <int kPairs, bool kBatch, bool kLean>
 MmaKernel pick(bool hl, bool pair) {
-  return hl ? (pair ? gemv_mma_kernel<true, kPairs, true, kBatch>
-                    : gemv_mma_kernel<true, kPairs, false, kBatch>)
-            : (pair ? gemv_mma_kernel<false, kPairs, true, kBatch>
-                    : gemv_mma_kernel<false, kPairs, false, kBatch>);
+  return hl ? (pair ? gemv_mma_kernel<true, kPairs, true, kBatch, kLean>
+                    : gemv_mma_kernel<true, kPairs, false, kBatch, kLean>)
+            : (pair ? gemv_mma_kernel<false, kPairs, true, kBatch, kLean>
+                    : gemv_mma_kernel<false, kPairs, false, kBatch, kLean>);
 }
 
 GpuStatus launch_gemv_mma(const GemvQ8Args& a, bool hl, cudaStream_t stream) {
@@ -222,15 +276,21 @@ GpuStatus launch_gemv_mma(const GemvQ8Args& a, bool hl, cudaStream_t stream) {
   if (ring != 4 && ring != 8)
     return GpuStatus::invalid("gemv_q8 mma: tile.unroll (blocks in flight per lane) must be 0, 4 or 8, got " +
                               std::to_string(ring));
-  if (a.tile.engine < 0 || a.tile.engine > 3)
+  if (a.tile.engine < 0 || a.tile.engine > 4)
     return GpuStatus::invalid(
         "gemv_q8 mma: tile.engine must be 0 (default), 1 (register batch), 2 (shared-memory "
-        "stages) or 3 (register ring), got " +
+        "stages), 3 (register ring) or 4 (register batch, lean loads), got " +
         std::to_string(a.tile.engine));
   if (a.tile.engine == 2) return launch_gemv_mma_staged(a, hl, stream);
-  const bool batch = (a.tile.engine == 0 ? kDefaultEngine : a.tile.engine) == 1, pair = a.m > 1;
-  const MmaKernel kernel = ring == 4 ? (batch ? pick<2, true>(hl, pair) : pick<2, false>(hl, pair))
-                                     : (batch ? pick<4, true>(hl, pair) : pick<4, false>(hl, pair));
+  const int engine = a.tile.engine == 0 ? kDefaultEngine : a.tile.engine;
+  const bool pair = a.m > 1;
+  MmaKernel kernel = nullptr;
+  if (engine == 4)
+    kernel = ring == 4 ? pick<2, true, true>(hl, pair) : pick<4, true, true>(hl, pair);
+  else if (engine == 1)
+    kernel = ring == 4 ? pick<2, true, false>(hl, pair) : pick<4, true, false>(hl, pair);
+  else
+    kernel = ring == 4 ? pick<2, false, false>(hl, pair) : pick<4, false, false>(hl, pair);
   const MmaParams p = mma_params(a, 0);
   return launch_persistent(kernel, "gemv_mma_kernel", mma_grid(p, a.tile), kThreads, 0, device_sm_count(),
                            stream, a.pdl, p);

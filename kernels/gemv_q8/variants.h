@@ -30,8 +30,9 @@ struct TileTuning {
   int unroll = 0;          // engine 1: 4 or 8 segments (512 weights each) issued per row before the first is
                            // used; engine 3: the register ring's length (4 or 8 segments in flight per row);
                            // mma / mma_h: Q8_0 blocks in flight per lane (4 or 8; 0 = 4); their `engine`:
-                           // 0 = 1, 1 register batches, 3 register ring, 2 shared-memory stages (`stages`
-                           // 2 or 3, 0 = 2); `grid` as engines 2, 3 (gemv_q8_mma.cu)
+                           // 0 = 1, 1 register batches, 3 register ring, 4 register batches with lean
+                           // loads, 2 shared-memory stages (`stages` 2 or 3, 0 = 2); `grid`, `grid_per_sm`
+                           // as engines 2, 3 (gemv_q8_mma.cu)
   int blocks_per_sm = -1;  // engine 1: 0 = one row tile per block, k > 0 = persistent grid of k blocks per SM
   // Engines (added after the first H200 measurements; docs/KERNELS.md "GEMV engines"). An explicit `unroll`
   // or `blocks_per_sm >= 0` with engine 0 selects engine 1 (what those two fields always meant).

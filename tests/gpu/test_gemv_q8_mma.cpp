@@ -2,7 +2,8 @@
 // of its contract, bit for bit: K from one block to the FFN width (slices that are short, empty, or one
 // block each), N on and off the 16-row tile, M = 1..4, formats h and hl, the residual separate and in place,
 // padded activation rows whose padding holds garbage, PDL launches, every schedule (registers refilled by
-// slot or by batch, 4 or 8 blocks in flight; shared-memory stages, 2 or 3; a grid of several tiles a block:
+// slot or by batch, 4 or 8 blocks in flight, the batch with lean loads too; shared-memory stages, 2 or 3; a
+// grid of several tiles a block:
 // the same bits). The distance from the double GEMV
 // and the M-invariance are test_gemv_q8.cpp's, which runs every variant.
 #include <algorithm>
@@ -51,12 +52,14 @@ std::vector<float> mirror(const HostQ8& w, const HostAct& x, int m_rows, bool hl
 }
 
 // The schedules (TileTuning fields of gemv_q8_mma.cu and gemv_q8_mma_staged.cu): registers refilled slot by
-// slot (engine 3) or a batch at a time (engine 1), 4 or 8 blocks in flight; shared-memory stages (engine 2),
-// 2 or 3 of them.
+// slot (engine 3) or a batch at a time (engine 1; engine 4 with lean loads: clamped addresses, no zero
+// fill), 4 or 8 blocks in flight; shared-memory stages (engine 2), 2 or 3 of them.
 struct Schedule {
   int engine, unroll, stages;
 };
-const Schedule kSchedules[] = {{3, 4, 0}, {3, 8, 0}, {1, 4, 0}, {1, 8, 0}, {2, 0, 2}, {2, 0, 3}};
+const Schedule kSchedules[] = {{3, 4, 0}, {3, 8, 0}, {1, 4, 0}, {1, 8, 0},
+                               {4, 4, 0}, {4, 8, 0}, {2, 0, 2}, {2, 0, 3}};
+constexpr int kNumSchedules = sizeof(kSchedules) / sizeof(kSchedules[0]);
 
 struct Case {
   HostQ8 w;
@@ -91,11 +94,11 @@ TEST(GemvQ8Mma, MatchesTheContractMirrorBitForBit) {
     for (int m = 1; m <= 4; ++m) {
       const Case c(rng, m, s);
       const std::vector<float> res = random_floats(rng, static_cast<size_t>(m) * s.n, -3.0f, 3.0f);
-      // mode % 3: plain, residual, residual in place (y aliases it); mode / 3 % 6: the schedule; mode / 18:
-      // the launcher's grid, or 3 blocks walking several tiles each.
+      // mode % 3: plain, residual, residual in place (y aliases it); mode / 3 % kNumSchedules: the schedule;
+      // mode / (3 kNumSchedules): the launcher's grid, or 3 blocks walking several tiles each.
       for (bool hl : {false, true})
-        for (int mode = 0; mode < 36; ++mode) {
-          const Schedule& sch = kSchedules[mode / 3 % 6];
+        for (int mode = 0; mode < 6 * kNumSchedules; ++mode) {
+          const Schedule& sch = kSchedules[mode / 3 % kNumSchedules];
           const std::string what = std::string(hl ? "mma" : "mma_h") + " K=" + std::to_string(s.k) +
                                    " N=" + std::to_string(s.n) + " M=" + std::to_string(m) +
                                    " mode=" + std::to_string(mode);
@@ -114,7 +117,7 @@ TEST(GemvQ8Mma, MatchesTheContractMirrorBitForBit) {
           a.tile.engine = sch.engine;
           a.tile.unroll = sch.unroll;
           a.tile.stages = sch.stages;
-          a.tile.grid = mode / 18 ? 3 : 0;
+          a.tile.grid = mode / (3 * kNumSchedules) ? 3 : 0;
           QC_ASSERT_OK(gemv_q8(a, nullptr));
           const std::vector<float> got = y.download();
           const std::vector<float> want = mirror(c.w, c.x, m, hl, mode % 3 > 0 ? res.data() : nullptr);
@@ -158,7 +161,7 @@ TEST(GemvQ8Mma, PaddedActivationRowsIgnorePadding) {
   }
 }
 
-// A ring length other than 4 or 8, an engine other than 0..3, or a stage count other than 2 or 3 comes back
+// A ring length other than 4 or 8, an engine other than 0..4, or a stage count other than 2 or 3 comes back
 // as an error naming the knob, and launches nothing.
 TEST(GemvQ8Mma, RejectsAnUnknownSchedule) {
   QC_REQUIRE_DEVICE();
@@ -170,7 +173,7 @@ TEST(GemvQ8Mma, RejectsAnUnknownSchedule) {
     if (std::string(knob) == "tile.unroll")
       a.tile.unroll = 3;
     else if (std::string(knob) == "tile.engine")
-      a.tile.engine = 4;
+      a.tile.engine = 5;
     else
       a.tile = TileTuning{.engine = 2, .stages = 5};
     const GpuStatus st = gemv_q8(a, nullptr);
