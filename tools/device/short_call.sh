@@ -7,7 +7,8 @@
 #   OUT=$OUT tools/device/short_call.sh run     # device call, carry [".xfer/short"]
 #
 # pack: strips and xz-compresses the named programs of the CUDA build in $SHORT_BUILD (gemv-bench, gpu-tests,
-# bench), in the order given, with the shared libraries they load from Debian (PCRE2, SentencePiece,
+# bench, slim-tests: the Q8_0 GEMV / GEMM GPU tests alone, linked here from the build's objects, 4.7 MB
+# against gpu-tests' 16.3, so that it fits beside gemv-bench), in the order given, with the shared libraries they load from Debian (PCRE2, SentencePiece,
 # utf8proc: the GPU machine has none), and stops before the first that would make the call's transfer
 # (tracked files + .xfer/short) exceed its 64 MiB. Measured 2026-12-07 at e22f841: tracked files 38.2 MB,
 # so 28.9 MB remain; gemv-bench 13.8 MB, gpu-tests 16.3 MB, bench 15.8 MB, libraries 2.2 MB (the fatbins,
@@ -17,13 +18,25 @@
 # are verify_call.sh's, steps.sh):
 #   gemv-bench  qwenchat-gemv-bench --blocks ${SHORT_BLOCKS:-q4_k} --quick --block-forms $SHORT_FORMS
 #               (default hlauto,hlpick,hlg,hauto,hg: the register engine, kAuto's pick, the segment engine)
+#               or, with SHORT_VARIANTS (e.g. tile_h,mma,mma_h), --variants $SHORT_VARIANTS (each variant and
+#               schedule at M = 1..4 per 27B shape), then Nsight Compute on one launch of each kernel that
+#               SHORT_NCU names (comma-separated mangled-name regexes, e.g. gemv_mma_kernelILb0ELi2ELb0ELb1ELb1E)
 #   gpu-tests   qwenchat_gpu_tests --gtest_filter=${SHORT_FILTER:-BlockQuantKernels.*:KQuantModel.*}
+#   slim-tests  the same filter (default GemvQ8*:GemmQ8* for it)
 #   bench       qwenchat-bench --weights ${SHORT_WEIGHTS:-q4_k_m} --variants tile,tile_h --contexts 0
 #               --tokens 32 --quick --budget 60 ${SHORT_BENCH_ARGS:---block-engines registers,auto}
 set -u -o pipefail
 DIR=.xfer/short
 declare -A SRC=([gemv-bench]=kernels/qwenchat-gemv-bench [gpu-tests]=tests/gpu/qwenchat_gpu_tests
-  [bench]=app/qwenchat-bench)
+  [bench]=app/qwenchat-bench [slim-tests]=slim-tests)
+# The slim test binary's objects (tests/gpu/CMakeLists.txt's sources for the Q8_0 GEMV / GEMM tests).
+SLIM_OBJECTS=(cpu_ref test_00_device test_gemv_q8 test_gemv_q8_mma test_gemm_q8)
+link_slim() {  # build -> $build/slim-tests
+  local o=$1/tests/gpu/CMakeFiles/qwenchat_gpu_tests.dir objs=() name
+  for name in "${SLIM_OBJECTS[@]}"; do objs+=("$o/$name.cpp.o"); done
+  g++ -O2 -o "$1/slim-tests" "${objs[@]}" "$1/kernels/libqwenchat_kernels.a" -lgtest -lgtest_main \
+    -L/usr/local/cuda/targets/x86_64-linux/lib -lcudadevrt -lcudart_static -lrt -lpthread -ldl
+}
 LIMIT=$((64 * 1024 * 1024))
 # shellcheck source-path=SCRIPTDIR source=steps.sh
 source "$(dirname "${BASH_SOURCE[0]}")/steps.sh"
@@ -41,6 +54,7 @@ pack() {
   done
   local name
   for name in "$@"; do
+    if [[ $name == slim-tests ]]; then link_slim "$build" || return 1; fi
     local bin=$build/${SRC[$name]:-}
     [[ -n ${SRC[$name]:-} && -x $bin ]] || { echo "short_call.sh pack: no $name in $build" >&2; return 1; }
     strip -o "/tmp/short-$name" "$bin" && xz -T0 -6 -c "/tmp/short-$name" > "$DIR/$name.xz" && rm "/tmp/short-$name"
@@ -66,9 +80,19 @@ run() {
       python3 -c "import lzma,sys; sys.stdout.buffer.write(lzma.open(sys.argv[1]).read())" "$f" > "$to"
     chmod +x "$to"
   done
-  [[ -x /tmp/gemv-bench ]] &&
+  if [[ -x /tmp/slim-tests ]]; then
+    timeout "${SHORT_T_TESTS:-100}" /tmp/slim-tests --gtest_color=no \
+      --gtest_filter="${SHORT_FILTER:-GemvQ8*:GemmQ8*}" > "$OUT/gpu-tests.log" 2>&1
+    echo "== slim tests rc=$? $(date +%T)"
+  fi
+  if [[ -x /tmp/gemv-bench && -n ${SHORT_VARIANTS:-} ]]; then
+    variants_step /tmp/gemv-bench "$SHORT_VARIANTS" "${SHORT_T_SWEEP:-145}"
+    local k
+    for k in ${SHORT_NCU//,/ }; do ncu_step /tmp/gemv-bench "$k" "${SHORT_VARIANTS##*,}"; done
+  elif [[ -x /tmp/gemv-bench ]]; then
     SWEEP_BLOCKS=${SHORT_BLOCKS:-q4_k} sweep_step /tmp/gemv-bench "${SHORT_FORMS:-hlauto,hlpick,hlg,hauto,hg}" \
       "${SHORT_T_SWEEP:-110}"
+  fi
   if [[ -x /tmp/gpu-tests ]]; then
     timeout "${SHORT_T_TESTS:-60}" /tmp/gpu-tests --gtest_color=no \
       --gtest_filter="${SHORT_FILTER:-BlockQuantKernels.*:KQuantModel.*}" > "$OUT/gpu-tests.log" 2>&1

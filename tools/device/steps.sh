@@ -9,6 +9,24 @@ sweep_step() {  # bin forms limit_s
   echo "== sweep rc=$? $(date +%T)"
 }
 
+# qwenchat-gemv-bench --variants $2: each variant (the mma ones in every schedule) at M = 1..4 per 27B shape.
+variants_step() {  # bin variants limit_s
+  timeout "${3:-145}" "$1" --variants "$2" --budget $((${3:-145} - 30)) --json "$OUT/gemv-variants.json" \
+    > "$OUT/gemv-variants.log" 2>&1
+  echo "== variants rc=$? $(date +%T)"
+}
+
+# Nsight Compute on one graph launch of kernel $2 (a mangled-name regex) while qwenchat-gemv-bench runs
+# --variants $3 (the clocks left alone: --clock-control none); the lines that say where its time goes.
+ncu_step() {  # bin kernel_regex variants
+  timeout 60 ncu --clock-control none --kernel-name-base mangled -k "regex:$2" --launch-skip 3 --launch-count 1 \
+    --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
+    --section LaunchStats --section InstructionStats "$1" --variants "$3" --budget 10 > "$OUT/ncu_$2.txt" 2>&1
+  echo "== ncu $2 rc=$? $(date +%T)"
+  grep -E "Duration|DRAM Throughput|Issued Warp|Executed Instructions  |Warp Cycles Per Issued|Registers Per|Achieved Occ" \
+    "$OUT/ncu_$2.txt" | head -10
+}
+
 # Whole-token decode of the 27B preset in weights $2 at context 0, the variants ${DECODE_VARIANTS:-tile,tile_h}
 # and the extra arguments $4 (e.g. --block-engines registers,auto).
 decode_step() {  # bin weights limit_s extra_args
@@ -23,6 +41,7 @@ summary_step() {
   echo "==== summary"
   [[ -f $OUT/gpu-tests.log ]] && grep -hE "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Z]" "$OUT/gpu-tests.log" | head -12
   [[ -f $OUT/decode.log ]] && sed -n '/==== summary/,$p' "$OUT/decode.log" | head -8
+  [[ -f $OUT/gemv-variants.log ]] && sed -n '/==== variants/,$p' "$OUT/gemv-variants.log" | grep -v "/8 "
   [[ -f $OUT/sweep.log ]] && sed -n '/==== gemv_block summary/,$p' "$OUT/sweep.log" &&
     grep -E "^read ceiling" "$OUT/sweep.log" | head -2
   return 0
