@@ -30,6 +30,7 @@
 
 #include "common.cuh"
 #include "mma_s8.cuh"
+#include "q8_io.h"
 
 namespace qc::gpu {
 namespace {
@@ -472,21 +473,7 @@ GpuStatus gemm_q8(const GemmQ8Args& a, cudaStream_t stream) {
     QC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
 
   Params p;
-  p.wq = a.w.q;
-  p.wd = a.w.d;
-  p.n = a.w.rows;
-  p.k = a.w.cols;
-  p.w_stride = a.w.row_stride;
-  p.xh = a.x.hi;
-  p.xl = a.x.lo;
-  p.xs = a.x.scale;
-  p.ld_x = a.x.ld;
-  p.ld_s = a.x.ld_scale;
-  p.m = a.m;
-  p.y = a.y;
-  p.ld_y = a.ld_y;
-  p.res = a.residual;
-  p.ld_res = a.ld_residual;
+  detail::fill_q8_io(a, p);
   p.stages = s.stages;
   const dim3 grid((a.m + s.bm - 1) / s.bm, (p.n + s.bn - 1) / s.bn);
   const cudaError_t e = launch_kernel(kernel, grid, dim3(kThreads), smem, stream, a.pdl, p);

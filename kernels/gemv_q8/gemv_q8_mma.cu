@@ -160,9 +160,9 @@ __global__ void __launch_bounds__(kThreads, kPairs == 2 ? 3 : 2) gemv_mma_kernel
 
   // Token g's activation bytes (the B fragment); the scales of tokens 2t, 2t + 1 (the C fragment's columns).
   const bool tok = g < p.m;
-  const int8_t* ah = p.xh + static_cast<size_t>(tok ? g : 0) * p.ld + 32 * b0 + (kLean ? 0 : 16 * t);
+  const int8_t* ah = p.xh + static_cast<size_t>(tok ? g : 0) * p.ld_x + 32 * b0 + (kLean ? 0 : 16 * t);
   const int8_t* al =
-      kHL ? p.xl + static_cast<size_t>(tok ? g : 0) * p.ld + 32 * b0 + (kLean ? 0 : 16 * t) : nullptr;
+      kHL ? p.xl + static_cast<size_t>(tok ? g : 0) * p.ld_x + 32 * b0 + (kLean ? 0 : 16 * t) : nullptr;
   const int c0 = 2 * t, c1 = 2 * t + 1;
   const float* xs0 = p.xs + static_cast<size_t>(c0 < p.m ? c0 : 0) * p.ld_s + b0;  // xs0 + ld_s: token c1
   const float* xs1 = p.xs + static_cast<size_t>(c1 < p.m ? c1 : 0) * p.ld_s + b0;  // kLean's token c1

@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(kThreads) gemv_mma_staged_kernel(const MmaPara
           const int m = 2 * i + (lane >> 4);
           const bool ok = qin && m < p.m;
           const int8_t* src =
-              words[h] + static_cast<size_t>(ok ? m : 0) * p.ld + (ok ? kQBlock * cb0 + 16 * q : 0);
+              words[h] + static_cast<size_t>(ok ? m : 0) * p.ld_x + (ok ? kQBlock * cb0 + 16 * q : 0);
           if (m < p.m) cp_async16(st + a_off + h * p.m * kRowBytes + swz(m, q), src, ok);
         }
       if (lane < kChunk * p.m) {

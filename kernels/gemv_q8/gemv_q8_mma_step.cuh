@@ -6,6 +6,7 @@
 
 #include "../common.cuh"
 #include "../mma_s8.cuh"
+#include "../q8_io.h"
 #include "gemv_q8_internal.h"
 #include "persistent_launch.cuh"
 
@@ -22,7 +23,7 @@ struct MmaParams {
   const int8_t* xh;
   const int8_t* xl;  // null for format h
   const float* xs;
-  int ld, ld_s;
+  int ld_x, ld_s;
   int m;
   float* y;
   int ld_y;
@@ -36,21 +37,7 @@ struct MmaParams {
 inline MmaParams mma_params(const GemvQ8Args& a, int stage_bytes) {
   const int nb = a.w.cols / kQBlock;
   MmaParams p{};  // (device code is C++17: no designated initialisers in .cu files)
-  p.wq = a.w.q;
-  p.wd = a.w.d;
-  p.n = a.w.rows;
-  p.k = a.w.cols;
-  p.w_stride = a.w.row_stride;
-  p.xh = a.x.hi;
-  p.xl = a.x.lo;
-  p.xs = a.x.scale;
-  p.ld = a.x.ld;
-  p.ld_s = a.x.ld_scale;
-  p.m = a.m;
-  p.y = a.y;
-  p.ld_y = a.ld_y;
-  p.res = a.residual;
-  p.ld_res = a.ld_residual;
+  fill_q8_io(a, p);
   p.per = (nb + kMmaSlices - 1) / kMmaSlices;
   p.tiles = (p.n + kMmaTileRows - 1) / kMmaTileRows;
   p.stage_bytes = stage_bytes;
