@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "attention.h"
 #include "attention_flash.h"
@@ -96,10 +97,13 @@ __global__ void __launch_bounds__(32 * kPrepWarps) attn_prep_kernel(const Attent
 }
 
 // ---- split: grid (n_kv * n_splits, M), 4 warps; G query heads per KV head, DPL dims per lane ----
+// A lane's DPL f16 values of one K or V row, as loaded (16 bytes for head_dim 256, 8 for 128).
 template <int DPL>
-__device__ __forceinline__ void load_f16_row(const uint16_t* p, float* out) {
+using F16Row = std::conditional_t<DPL == 8, uint4, uint2>;
+
+template <int DPL>
+__device__ __forceinline__ void unpack_f16_row(const F16Row<DPL>& raw, float* out) {
   if constexpr (DPL == 8) {
-    const uint4 raw = *reinterpret_cast<const uint4*>(p);
     const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
@@ -107,7 +111,6 @@ __device__ __forceinline__ void load_f16_row(const uint16_t* p, float* out) {
       out[2 * j + 1] = h2f(static_cast<uint16_t>(w[j] >> 16));
     }
   } else {
-    const uint2 raw = *reinterpret_cast<const uint2*>(p);
     const uint32_t w[2] = {raw.x, raw.y};
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
@@ -117,7 +120,19 @@ __device__ __forceinline__ void load_f16_row(const uint16_t* p, float* out) {
   }
 }
 
-template <int G, int DPL>
+// kKvAhead: positions of K and V a warp has in flight while it computes the ones before them (a batch:
+// issued together, waited for once, after the batch before has been computed; AttentionArgs::kv_ahead).
+// Why: one position at a time
+// (the first form), a warp had one K and one V row in flight, 1 KB for head_dim 256, and with the 27B's
+// grid at 32k (4 KV heads x 66 splits of 4 warps: 8 warps an SM) an SM 8 KB; by Little's law, with ~1 us
+// of loaded DRAM latency, that is ~8 KB/us an SM, ~1 TB/s for 132 SMs -- what the 12-02 run measured
+// (0.93 TB/s, 144 us a layer at 32k, docs/PERFORMANCE.md). Four ahead keep ~4x that in flight, for 64
+// registers a lane (head_dim 256); the arithmetic, and so every bit, is the first form's: the same
+// positions in the same order through the same operations (a GPU test compares 1 and 4). Not yet timed on
+// a GPU (fourteenth session).
+constexpr int kKvAheadDefault = 4;
+
+template <int G, int DPL, int kKvAhead>
 __global__ void __launch_bounds__(kSplitThreads)
     attn_split_kernel(const AttentionArgs a, int n_splits, int split_len, float scale) {
   constexpr int D = 32 * DPL;
@@ -147,23 +162,47 @@ __global__ void __launch_bounds__(kSplitThreads)
   }
   const uint16_t* kbase = a.k_cache + static_cast<size_t>(g) * a.max_ctx * D + lane * DPL;
   const uint16_t* vbase = a.v_cache + static_cast<size_t>(g) * a.max_ctx * D + lane * DPL;
-  for (int t = t0 + warp; t < t1; t += kSplitWarps) {
-    float kf[DPL], vf[DPL];
-    load_f16_row<DPL>(kbase + static_cast<size_t>(t) * D, kf);
-    load_f16_row<DPL>(vbase + static_cast<size_t>(t) * D, vf);
+  // This warp's positions: t0 + warp, + kSplitWarps, ... below t1, kKvAhead a batch (warp-uniform tests).
+  constexpr int kStride = kSplitWarps * kKvAhead;
+  F16Row<DPL> kc[kKvAhead] = {}, vc[kKvAhead] = {}, kn[kKvAhead] = {}, vn[kKvAhead] = {};
+  auto load_batch = [&](F16Row<DPL>(&kr)[kKvAhead], F16Row<DPL>(&vr)[kKvAhead], int tb) {
 #pragma unroll
-    for (int h = 0; h < G; ++h) {
-      float dot = 0.0f;
+    for (int u = 0; u < kKvAhead; ++u) {
+      const int t = tb + u * kSplitWarps;
+      if (t < t1) {
+        kr[u] = *reinterpret_cast<const F16Row<DPL>*>(kbase + static_cast<size_t>(t) * D);
+        vr[u] = *reinterpret_cast<const F16Row<DPL>*>(vbase + static_cast<size_t>(t) * D);
+      }
+    }
+  };
+  load_batch(kc, vc, t0 + warp);
+  for (int tb = t0 + warp; tb < t1; tb += kStride) {
+    load_batch(kn, vn, tb + kStride);  // in flight while this batch is computed
 #pragma unroll
-      for (int j = 0; j < DPL; ++j) dot = __fmaf_rn(q[h][j], kf[j], dot);
-      const float sc = __fmul_rn(warp_sum(dot), scale);
-      const float m_new = fmaxf(mx[h], sc);
-      const float corr = expf(__fsub_rn(mx[h], m_new));
-      const float p = expf(__fsub_rn(sc, m_new));
-      l[h] = __fmaf_rn(l[h], corr, p);
+    for (int u = 0; u < kKvAhead; ++u) {
+      if (tb + u * kSplitWarps >= t1) break;
+      float kf[DPL], vf[DPL];
+      unpack_f16_row<DPL>(kc[u], kf);
+      unpack_f16_row<DPL>(vc[u], vf);
 #pragma unroll
-      for (int j = 0; j < DPL; ++j) acc[h][j] = __fmaf_rn(acc[h][j], corr, __fmul_rn(p, vf[j]));
-      mx[h] = m_new;
+      for (int h = 0; h < G; ++h) {
+        float dot = 0.0f;
+#pragma unroll
+        for (int j = 0; j < DPL; ++j) dot = __fmaf_rn(q[h][j], kf[j], dot);
+        const float sc = __fmul_rn(warp_sum(dot), scale);
+        const float m_new = fmaxf(mx[h], sc);
+        const float corr = expf(__fsub_rn(mx[h], m_new));
+        const float p = expf(__fsub_rn(sc, m_new));
+        l[h] = __fmaf_rn(l[h], corr, p);
+#pragma unroll
+        for (int j = 0; j < DPL; ++j) acc[h][j] = __fmaf_rn(acc[h][j], corr, __fmul_rn(p, vf[j]));
+        mx[h] = m_new;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kKvAhead; ++u) {
+      kc[u] = kn[u];
+      vc[u] = vn[u];
     }
   }
   // Per-warp partials to shared memory, then the fixed-order combine over the warps.
@@ -245,14 +284,15 @@ __global__ void __launch_bounds__(256) kv_store_kernel(const KvStoreArgs a) {
 template <int G>
 cudaError_t launch_split_g(const AttentionArgs& a, dim3 grid, int n_splits, int split_len, float scale,
                            cudaStream_t s) {
+  const bool one = a.kv_ahead == 1;  // else kKvAheadDefault (checked by attention_decode)
   if (a.head_dim == 256) {
     const size_t smem = static_cast<size_t>(kSplitWarps) * G * (256 + 2) * sizeof(float);
-    return launch_kernel(attn_split_kernel<G, 8>, grid, dim3(kSplitThreads), smem, s, a.pdl, a, n_splits,
-                         split_len, scale);
+    return launch_kernel(one ? attn_split_kernel<G, 8, 1> : attn_split_kernel<G, 8, kKvAheadDefault>, grid,
+                         dim3(kSplitThreads), smem, s, a.pdl, a, n_splits, split_len, scale);
   }
   const size_t smem = static_cast<size_t>(kSplitWarps) * G * (128 + 2) * sizeof(float);
-  return launch_kernel(attn_split_kernel<G, 4>, grid, dim3(kSplitThreads), smem, s, a.pdl, a, n_splits,
-                       split_len, scale);
+  return launch_kernel(one ? attn_split_kernel<G, 4, 1> : attn_split_kernel<G, 4, kKvAheadDefault>, grid,
+                       dim3(kSplitThreads), smem, s, a.pdl, a, n_splits, split_len, scale);
 }
 
 }  // namespace
@@ -361,6 +401,9 @@ GpuStatus attention_decode(const AttentionArgs& in, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.out || a.out_q.hi,
                  "attention_decode: an output (out or out_q) is required; out16 is the "
                  "prompt path's (attention_prefill)");
+  QC_GPU_REQUIRE(a.kv_ahead == 0 || a.kv_ahead == 1 || a.kv_ahead == kKvAheadDefault,
+                 "attention_decode: kv_ahead must be 0, 1 or " + std::to_string(kKvAheadDefault) + ", got " +
+                     std::to_string(a.kv_ahead));
   if (a.split_len < 0) a.split_len = 0;
   const int n_splits = attention_grid_splits(a.ctx_hint, a.split_len, a.n_kv, device_sm_count());
   QC_GPU_TRY(check_and_prep(a, "attention_decode", kMaxTokens, stream));

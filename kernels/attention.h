@@ -62,6 +62,9 @@ struct AttentionArgs {
   // attention_prefill: query rows per block of the flash kernel, 64 or 128; 0 = kFlashRowsDefault
   // (attention_flash.h). Either gives the same bits.
   int flash_rows = 0;
+  // attention_decode: K / V positions a warp of the split kernel loads a batch, the next batch in flight
+  // while one is computed: 1 or 4; 0 = 4. Either gives the same bits (attention.cu, kKvAhead).
+  int kv_ahead = 0;
   bool pdl = false;
 };
 

@@ -15,6 +15,7 @@ namespace {
 
 struct AttnCase {
   int n_head, n_kv, dim, rope_dims, pos, m, split_len;
+  int kv_ahead = 0;  // AttentionArgs::kv_ahead (decode)
 };
 
 struct AttnRun {
@@ -107,6 +108,7 @@ AttnRun run_attention(const AttnCase& c, const AttnInputs& in, bool pdl = false,
   a.ld_out = width;
   a.out_q = QActOut{qh.get(), nullptr, qsc.get(), width, width / 32};
   a.flash_rows = flash_rows;
+  a.kv_ahead = c.kv_ahead;
   a.pdl = pdl;
   const int ld16 = width + 8;  // padded rows (rows_to_f16, the reference, takes multiples of 8)
   DevBuf<uint16_t> o16(shift16 ? static_cast<size_t>(c.m) * ld16 : 1);
@@ -244,6 +246,47 @@ TEST(Attention, DeterministicAndSplitInvariant) {
   ASSERT_EQ(a.out.size(), d.out.size());
   for (size_t i = 0; i < a.out.size(); ++i)
     ASSERT_NEAR(a.out[i], d.out[i], 2e-4 + 1e-4 * std::fabs(a.out[i])) << i;
+}
+
+// The split kernel's schedules (AttentionArgs::kv_ahead: positions loaded a batch, 1 or 4) compute the same
+// positions in the same order with the same operations, so they give the same bits: GQA groups 1, 6 and 8,
+// head_dim 128 and 256, positions that end inside a batch and on one, a split longer than a warp's batch
+// and shorter (64 positions: 16 a warp, one batch of 4), M = 1..4 and the default (0).
+TEST(Attention, KvAheadSchedulesGiveTheSameBits) {
+  QC_REQUIRE_DEVICE();
+  std::mt19937 rng(47);
+  const AttnCase cases[] = {{24, 4, 256, 64, 0, 1, 0},     {24, 4, 256, 64, 700, 1, 0},
+                            {24, 4, 256, 64, 1397, 4, 0},  {24, 4, 256, 64, 517, 3, 64},
+                            {16, 2, 128, 32, 63, 2, 0},    {8, 8, 128, 64, 1000, 1, 0},
+                            {16, 2, 256, 64, 129, 4, 64}};
+  for (AttnCase c : cases) {
+    const AttnInputs in = make_inputs(rng, c);
+    const std::string what = "H=" + std::to_string(c.n_head) + " kv=" + std::to_string(c.n_kv) +
+                             " D=" + std::to_string(c.dim) + " pos=" + std::to_string(c.pos) +
+                             " M=" + std::to_string(c.m) + " split=" + std::to_string(c.split_len);
+    c.kv_ahead = 1;
+    const AttnRun one = run_attention(c, in);
+    for (int ahead : {0, 4}) {
+      c.kv_ahead = ahead;
+      const AttnRun r = run_attention(c, in, /*pdl=*/ahead == 4);
+      ASSERT_FALSE(r.out.empty()) << what;
+      ASSERT_TRUE(same_bits(one.out, r.out)) << what << " kv_ahead=" << ahead;
+      ASSERT_EQ(one.q_hi, r.q_hi) << what << " kv_ahead=" << ahead;
+      ASSERT_TRUE(same_bits(one.q_scale, r.q_scale)) << what << " kv_ahead=" << ahead;
+    }
+  }
+}
+
+// A kv_ahead other than 0, 1 or 4 comes back as an error naming it, and launches nothing.
+TEST(Attention, RejectsAnUnknownKvAhead) {
+  QC_REQUIRE_DEVICE();
+  std::mt19937 rng(48);
+  AttnCase c{24, 4, 256, 64, 100, 1, 0, 3};
+  const AttnInputs in = make_inputs(rng, c);
+  GpuStatus st = GpuStatus::success();
+  run_attention(c, in, false, false, 0, &st);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.describe().find("kv_ahead"), std::string::npos) << st.describe();
 }
 
 }  // namespace
