@@ -37,6 +37,9 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
     {"gdn-scan", true,
      "the prompt path's GDN scan: token, group (4 positions a step), chunked (64 on "
      "tensor cores) or scaled (the decay as a scale per head) (default: the engine's; kernels/gdn_prefill.h)"},
+    {"kv-ahead", true,
+     "K / V positions a warp of the decode attention loads a batch: 1 or 4 (default: the kernel's, 4; the "
+     "same bits either way)"},
     {"memory-limit", true, "GiB of device memory to plan the load against (simulates a smaller card)"},
     {"weights", true,
      "the preset's weights as llama-quantize would write the file: q8_0 (default), f32, q4_0, q5_0, q4_k_s, "
@@ -153,6 +156,9 @@ Result<Options> parse_bench_options(int argc, char** argv, bool* help) {
   o.prefill_rows = static_cast<int>(pr);
   if (const auto r = a.get("attention-rows")) {
     QC_ASSIGN(o.attention_rows, choice<int>("attention-rows", *r, {{"64", 64}, {"128", 128}}));
+  }
+  if (const auto r = a.get("kv-ahead")) {
+    QC_ASSIGN(o.kv_ahead, choice<int>("kv-ahead", *r, {{"1", 1}, {"4", 4}}));
   }
   if (o.quick) o.tokens = std::min(o.tokens, 8);
   return o;

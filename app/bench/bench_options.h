@@ -32,6 +32,7 @@ struct Options {
   int prefill_rows = qc::cuda::CudaBackendOptions{}.prefill_rows;
   qc::gpu::GdnScan gdn_scan = qc::cuda::CudaBackendOptions{}.gdn_scan;
   int attention_rows = 0;    // CudaBackendOptions::attention_rows
+  int kv_ahead = 0;          // CudaBackendOptions::attention_kv_ahead
   qc::DType weights = qc::DType::kQ8_0;  // the preset's matrix type
   std::optional<qc::QuantMix> mix;       // or a mix: each tensor's type as llama.cpp's quantizer picks it
   uint64_t memory_limit = 0;             // --memory-limit GiB (CudaBackendOptions::memory_limit)

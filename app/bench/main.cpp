@@ -182,6 +182,7 @@ Status Bench::build_model() {
   bo.prefill_rows = opt_.prefill_rows;
   bo.gdn_scan = opt_.gdn_scan;
   bo.attention_rows = opt_.attention_rows;
+  bo.attention_kv_ahead = opt_.kv_ahead;
   bo.measure_ceiling = false;  // measured here, in the same run, with more repetitions (measure_ceilings)
   bo.memory_limit = opt_.memory_limit;
   const auto t = Clock::now();
@@ -240,7 +241,8 @@ void Bench::measure_variants() {
   const double W = static_cast<double>(CudaProbe::weight_bytes_per_token(*be_));
   const double S = static_cast<double>(CudaProbe::recurrent_bytes_per_step(*be_));
   std::printf(
-      "\n== decode, one token per step: device time (graph replayed back to back) and forward() time ==\n");
+      "\n== decode, one token per step: device time (graph replayed back to back) and forward() time%s ==\n",
+      opt_.kv_ahead ? (", attention K/V batch " + std::to_string(opt_.kv_ahead)).c_str() : "");
   std::printf("%-14s %6s %7s %10s %10s %9s %9s %8s %9s %9s\n", "variant", "ctx", "kernels", "device ms",
               "fwd ms", "tok/s", "dev tok/s", "GB/s", "floor", "% floor");
   for (const auto& [v, engine] : decode_configs()) {
@@ -680,6 +682,7 @@ void Bench::write_json() {
   j["prefill_rows"] = be_->prefill_rows();
   j["gdn_scan"] = gdn_scan_name(opt_.gdn_scan);
   j["attention_rows"] = opt_.attention_rows;
+  j["kv_ahead"] = opt_.kv_ahead;
   json rows = json::array();
   for (const Row& r : rows_)
     rows.push_back({{"variant", r.variant},

@@ -128,7 +128,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::build(const ModelConfig& confi
       kc2.bytes() != b->mem_.kv_cache || sc.bytes() != b->mem_.scratch || pc.bytes() != b->mem_.prefill ||
       fc.bytes() != b->mem_.prefill_weights)
     return make_error("CUDA backend: internal: the layout differs from the estimate");
-  b->prog_ = std::make_unique<StepProgram>(b->c_, b->model_, b->st_, b->sc_, b->n_ctx_);
+  b->prog_ = std::make_unique<StepProgram>(b->c_, b->model_, b->st_, b->sc_, b->n_ctx_,
+                                           options.attention_kv_ahead);
   if (prefill_f16) {
     std::string why;
     b->gemm_f16_ = gpu::GemmF16::create(std::min(prefill_rows, kF16PlanRows), b->pb_.lt_workspace, &why);

@@ -84,6 +84,10 @@ struct CudaBackendOptions {
   // Query rows per block of the prompt path's attention kernel (AttentionArgs::flash_rows): 64 or 128;
   // 0 = the measured default (kernels/attention_flash.h kFlashRowsDefault). The same bits either way.
   int attention_rows = 0;
+  // K / V positions a warp of the decode attention's split kernel loads a batch (AttentionArgs::kv_ahead):
+  // 1 or 4; 0 = the kernel's default (4). The same bits either way; a knob so that one benchmark process
+  // can time both (qwenchat-bench --kv-ahead).
+  int attention_kv_ahead = 0;
   KernelConfig kernels;  // probes included (per-layer norms)
   int device = 0;
   // Device memory to plan against (memory_plan.h), at most what cudaMemGetInfo reports free; 0 = that.

@@ -35,6 +35,9 @@ Result<DevicePlan> plan_on_device(const ModelConfig& config, const ModelWeights&
   if (options.attention_rows != 0 && options.attention_rows != 64 && options.attention_rows != 128)
     return make_error("CUDA backend: attention_rows must be 0 (default), 64 or 128, got " +
                       std::to_string(options.attention_rows));
+  if (options.attention_kv_ahead != 0 && options.attention_kv_ahead != 1 && options.attention_kv_ahead != 4)
+    return make_error("CUDA backend: attention_kv_ahead must be 0 (default), 1 or 4, got " +
+                      std::to_string(options.attention_kv_ahead));
   QC_CU(cudaSetDevice(options.device));
   cudaDeviceProp prop{};
   QC_CU(cudaGetDeviceProperties(&prop, options.device));

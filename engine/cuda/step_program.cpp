@@ -233,6 +233,7 @@ Status StepProgram::gated_attention(Run& r, const DevLayer& L, const int* d_pos,
   a.ctx_hint = ctx_hint;
   a.q_scratch = sc_.attn_q;
   a.partials = sc_.attn_partials;
+  a.kv_ahead = kv_ahead_;
   a.out = sc_.mix.f;
   a.ld_out = sc_.mix.ld_f;
   if (r.quant) a.out_q = sc_.mix.out(r.hl);

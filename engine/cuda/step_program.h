@@ -58,9 +58,10 @@ class LaunchProfiler {
 
 class StepProgram {
  public:
+  // kv_ahead: the decode attention's K / V batch (CudaBackendOptions::attention_kv_ahead).
   StepProgram(const ModelConfig& c, const DeviceModel& m, const StateBuffers& st, const Scratch& sc,
-              int n_ctx)
-      : c_(c), m_(m), st_(st), sc_(sc), n_ctx_(n_ctx) {}
+              int n_ctx, int kv_ahead)
+      : c_(c), m_(m), st_(st), sc_(sc), n_ctx_(n_ctx), kv_ahead_(kv_ahead) {}
 
   // Main model, M token rows: tokens at sc.step[1..M], positions sc.step[0] + 0..M-1 (device memory).
   // ctx_hint >= position + M sizes the attention grid (a graph captured with it replays for any position
@@ -94,6 +95,7 @@ class StepProgram {
   const StateBuffers& st_;
   const Scratch& sc_;
   int n_ctx_;
+  int kv_ahead_;
 };
 
 }  // namespace qc::cuda

@@ -89,6 +89,33 @@ TEST(CudaBackend, TwoRunsSameLogitsHash) {
   EXPECT_EQ(h1, h3);
 }
 
+// The decode attention's K / V batch (CudaBackendOptions::attention_kv_ahead, kernels/attention.cu) changes
+// no bit of a whole model's logits: 70 positions, so a warp walks several batches of its split; and an
+// unknown batch is an error naming the option.
+TEST(CudaBackend, AttentionKvAheadChangesNoBit) {
+  QC_REQUIRE_CUDA_DEVICE();
+  auto model = load_model(DType::kQ8_0);
+  const auto tokens = random_tokens(70, model->config().n_vocab, 71);
+  std::vector<SeqOut> runs;
+  for (int ahead : {1, 4}) {
+    CudaBackendOptions o;
+    o.n_ctx = 512;
+    o.attention_kv_ahead = ahead;
+    auto b = CudaBackend::create(model->config(), model->weights(), o);
+    ASSERT_TRUE(b.ok()) << b.error().describe();
+    runs.push_back(run_sequence(**b, tokens, {4, 1}));
+  }
+  EXPECT_TRUE(same_bits(runs[0].logits, runs[1].logits));
+  EXPECT_TRUE(same_bits(runs[0].hidden, runs[1].hidden));
+  CudaBackendOptions bad;
+  bad.n_ctx = 512;
+  bad.attention_kv_ahead = 3;
+  auto b = CudaBackend::create(model->config(), model->weights(), bad);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.error().message.find("attention_kv_ahead must be 0 (default), 1 or 4, got 3"), std::string::npos)
+      << b.error().message;
+}
+
 // N tokens in one call (chunks of 4: one weight pass for 4 rows) against N single steps: the same bits.
 // The GEMVs give a row the bits of an M = 1 run and attention splits a row's sequence by a length that
 // depends on its position alone (kernels/attention.h), so how a prompt is cut into calls changes no bit
