@@ -23,8 +23,9 @@
 #               SHORT_NCU names (comma-separated mangled-name regexes, e.g. gemv_mma_kernelILb0ELi2ELb0ELb1ELb1E)
 #   gpu-tests   qwenchat_gpu_tests --gtest_filter=${SHORT_FILTER:-BlockQuantKernels.*:KQuantModel.*}
 #   slim-tests  the same filter (default GemvQ8*:GemmQ8* for it)
-#   bench       qwenchat-bench --weights ${SHORT_WEIGHTS:-q4_k_m} --variants tile,tile_h --contexts 0
-#               --tokens 32 --quick --budget 60 ${SHORT_BENCH_ARGS:---block-engines registers,auto}
+#   bench       qwenchat-bench --weights ${SHORT_WEIGHTS:-q4_k_m} --variants ${DECODE_VARIANTS:-tile,tile_h}
+#               --contexts ${DECODE_CONTEXTS:-0} --tokens 32 --quick ${SHORT_BENCH_ARGS:---block-engines
+#               registers,auto}; with SHORT_KV_AHEAD (e.g. 1,4) once per value with --kv-ahead
 set -u -o pipefail
 DIR=.xfer/short
 declare -A SRC=([gemv-bench]=kernels/qwenchat-gemv-bench [gpu-tests]=tests/gpu/qwenchat_gpu_tests
@@ -98,8 +99,16 @@ run() {
       --gtest_filter="${SHORT_FILTER:-BlockQuantKernels.*:KQuantModel.*}" > "$OUT/gpu-tests.log" 2>&1
     echo "== tests rc=$? $(date +%T)"
   fi
-  [[ -x /tmp/bench ]] && decode_step /tmp/bench "${SHORT_WEIGHTS:-q4_k_m}" "${SHORT_T_BENCH:-60}" \
-    "${SHORT_BENCH_ARGS:---block-engines registers,auto}"
+  if [[ -x /tmp/bench && -n ${SHORT_KV_AHEAD:-} ]]; then  # the decode attention's K / V batch, one run each
+    local kv
+    for kv in ${SHORT_KV_AHEAD//,/ }; do
+      DECODE_BUDGET=$((${SHORT_T_BENCH:-90} - 30)) decode_step /tmp/bench "${SHORT_WEIGHTS:-q4_k_m}" \
+        "${SHORT_T_BENCH:-90}" "${SHORT_BENCH_ARGS:-} --kv-ahead $kv" "kv$kv"
+    done
+  elif [[ -x /tmp/bench ]]; then
+    decode_step /tmp/bench "${SHORT_WEIGHTS:-q4_k_m}" "${SHORT_T_BENCH:-60}" \
+      "${SHORT_BENCH_ARGS:---block-engines registers,auto}"
+  fi
   summary_step
 }
 
