@@ -128,9 +128,11 @@ __device__ __forceinline__ void unpack_f16_row(const F16Row<DPL>& raw, float* ou
 // of loaded DRAM latency, that is ~8 KB/us an SM, ~1 TB/s for 132 SMs -- what the 12-02 run measured
 // (0.93 TB/s, 144 us a layer at 32k, docs/PERFORMANCE.md). Four ahead keep ~4x that in flight, for 64
 // registers a lane (head_dim 256); the arithmetic, and so every bit, is the first form's: the same
-// positions in the same order through the same operations (a GPU test compares 1 and 4). Not yet timed on
-// a GPU (fourteenth session).
-constexpr int kKvAheadDefault = 4;
+// positions in the same order through the same operations (a GPU test compares 1 and 4). kKvAhead 1 is the
+// first form's loop, unchanged: the default until the batch of 4 has run and been timed on a GPU (written in
+// the fourteenth session, when none came; tools/device/README.md has the call).
+constexpr int kKvAheadDefault = 1;
+constexpr int kKvAheadBatch = 4;
 
 template <int G, int DPL, int kKvAhead>
 __global__ void __launch_bounds__(kSplitThreads)
@@ -162,47 +164,62 @@ __global__ void __launch_bounds__(kSplitThreads)
   }
   const uint16_t* kbase = a.k_cache + static_cast<size_t>(g) * a.max_ctx * D + lane * DPL;
   const uint16_t* vbase = a.v_cache + static_cast<size_t>(g) * a.max_ctx * D + lane * DPL;
-  // This warp's positions: t0 + warp, + kSplitWarps, ... below t1, kKvAhead a batch (warp-uniform tests).
-  constexpr int kStride = kSplitWarps * kKvAhead;
-  F16Row<DPL> kc[kKvAhead] = {}, vc[kKvAhead] = {}, kn[kKvAhead] = {}, vn[kKvAhead] = {};
-  auto load_batch = [&](F16Row<DPL>(&kr)[kKvAhead], F16Row<DPL>(&vr)[kKvAhead], int tb) {
+  auto position = [&](const float(&kf)[DPL], const float(&vf)[DPL]) {
 #pragma unroll
-    for (int u = 0; u < kKvAhead; ++u) {
-      const int t = tb + u * kSplitWarps;
-      if (t < t1) {
-        kr[u] = *reinterpret_cast<const F16Row<DPL>*>(kbase + static_cast<size_t>(t) * D);
-        vr[u] = *reinterpret_cast<const F16Row<DPL>*>(vbase + static_cast<size_t>(t) * D);
-      }
+    for (int h = 0; h < G; ++h) {
+      float dot = 0.0f;
+#pragma unroll
+      for (int j = 0; j < DPL; ++j) dot = __fmaf_rn(q[h][j], kf[j], dot);
+      const float sc = __fmul_rn(warp_sum(dot), scale);
+      const float m_new = fmaxf(mx[h], sc);
+      const float corr = expf(__fsub_rn(mx[h], m_new));
+      const float p = expf(__fsub_rn(sc, m_new));
+      l[h] = __fmaf_rn(l[h], corr, p);
+#pragma unroll
+      for (int j = 0; j < DPL; ++j) acc[h][j] = __fmaf_rn(acc[h][j], corr, __fmul_rn(p, vf[j]));
+      mx[h] = m_new;
     }
   };
-  load_batch(kc, vc, t0 + warp);
-  for (int tb = t0 + warp; tb < t1; tb += kStride) {
-    load_batch(kn, vn, tb + kStride);  // in flight while this batch is computed
-#pragma unroll
-    for (int u = 0; u < kKvAhead; ++u) {
-      if (tb + u * kSplitWarps >= t1) break;
+  // This warp's positions: t0 + warp, + kSplitWarps, ... below t1.
+  if constexpr (kKvAhead == 1) {  // the first form: one position loaded, then computed
+    for (int t = t0 + warp; t < t1; t += kSplitWarps) {
+      // Whole rows into registers first: through a reference the 16-byte load was split into three.
+      const F16Row<DPL> kr = *reinterpret_cast<const F16Row<DPL>*>(kbase + static_cast<size_t>(t) * D);
+      const F16Row<DPL> vr = *reinterpret_cast<const F16Row<DPL>*>(vbase + static_cast<size_t>(t) * D);
       float kf[DPL], vf[DPL];
-      unpack_f16_row<DPL>(kc[u], kf);
-      unpack_f16_row<DPL>(vc[u], vf);
-#pragma unroll
-      for (int h = 0; h < G; ++h) {
-        float dot = 0.0f;
-#pragma unroll
-        for (int j = 0; j < DPL; ++j) dot = __fmaf_rn(q[h][j], kf[j], dot);
-        const float sc = __fmul_rn(warp_sum(dot), scale);
-        const float m_new = fmaxf(mx[h], sc);
-        const float corr = expf(__fsub_rn(mx[h], m_new));
-        const float p = expf(__fsub_rn(sc, m_new));
-        l[h] = __fmaf_rn(l[h], corr, p);
-#pragma unroll
-        for (int j = 0; j < DPL; ++j) acc[h][j] = __fmaf_rn(acc[h][j], corr, __fmul_rn(p, vf[j]));
-        mx[h] = m_new;
-      }
+      unpack_f16_row<DPL>(kr, kf);
+      unpack_f16_row<DPL>(vr, vf);
+      position(kf, vf);
     }
+  } else {  // kKvAhead a batch, the next batch in flight (warp-uniform tests)
+    constexpr int kStride = kSplitWarps * kKvAhead;
+    F16Row<DPL> kc[kKvAhead] = {}, vc[kKvAhead] = {}, kn[kKvAhead] = {}, vn[kKvAhead] = {};
+    auto load_batch = [&](F16Row<DPL>(&kr)[kKvAhead], F16Row<DPL>(&vr)[kKvAhead], int tb) {
 #pragma unroll
-    for (int u = 0; u < kKvAhead; ++u) {
-      kc[u] = kn[u];
-      vc[u] = vn[u];
+      for (int u = 0; u < kKvAhead; ++u) {
+        const int t = tb + u * kSplitWarps;
+        if (t < t1) {
+          kr[u] = *reinterpret_cast<const F16Row<DPL>*>(kbase + static_cast<size_t>(t) * D);
+          vr[u] = *reinterpret_cast<const F16Row<DPL>*>(vbase + static_cast<size_t>(t) * D);
+        }
+      }
+    };
+    load_batch(kc, vc, t0 + warp);
+    for (int tb = t0 + warp; tb < t1; tb += kStride) {
+      load_batch(kn, vn, tb + kStride);  // in flight while this batch is computed
+#pragma unroll
+      for (int u = 0; u < kKvAhead; ++u) {
+        if (tb + u * kSplitWarps >= t1) break;
+        float kf[DPL], vf[DPL];
+        unpack_f16_row<DPL>(kc[u], kf);
+        unpack_f16_row<DPL>(vc[u], vf);
+        position(kf, vf);
+      }
+#pragma unroll
+      for (int u = 0; u < kKvAhead; ++u) {
+        kc[u] = kn[u];
+        vc[u] = vn[u];
+      }
     }
   }
   // Per-warp partials to shared memory, then the fixed-order combine over the warps.
@@ -284,14 +301,14 @@ __global__ void __launch_bounds__(256) kv_store_kernel(const KvStoreArgs a) {
 template <int G>
 cudaError_t launch_split_g(const AttentionArgs& a, dim3 grid, int n_splits, int split_len, float scale,
                            cudaStream_t s) {
-  const bool one = a.kv_ahead == 1;  // else kKvAheadDefault (checked by attention_decode)
+  const bool one = (a.kv_ahead == 0 ? kKvAheadDefault : a.kv_ahead) == 1;  // else 4 (attention_decode checks)
   if (a.head_dim == 256) {
     const size_t smem = static_cast<size_t>(kSplitWarps) * G * (256 + 2) * sizeof(float);
-    return launch_kernel(one ? attn_split_kernel<G, 8, 1> : attn_split_kernel<G, 8, kKvAheadDefault>, grid,
+    return launch_kernel(one ? attn_split_kernel<G, 8, 1> : attn_split_kernel<G, 8, kKvAheadBatch>, grid,
                          dim3(kSplitThreads), smem, s, a.pdl, a, n_splits, split_len, scale);
   }
   const size_t smem = static_cast<size_t>(kSplitWarps) * G * (128 + 2) * sizeof(float);
-  return launch_kernel(one ? attn_split_kernel<G, 4, 1> : attn_split_kernel<G, 4, kKvAheadDefault>, grid,
+  return launch_kernel(one ? attn_split_kernel<G, 4, 1> : attn_split_kernel<G, 4, kKvAheadBatch>, grid,
                        dim3(kSplitThreads), smem, s, a.pdl, a, n_splits, split_len, scale);
 }
 
@@ -401,8 +418,8 @@ GpuStatus attention_decode(const AttentionArgs& in, cudaStream_t stream) {
   QC_GPU_REQUIRE(a.out || a.out_q.hi,
                  "attention_decode: an output (out or out_q) is required; out16 is the "
                  "prompt path's (attention_prefill)");
-  QC_GPU_REQUIRE(a.kv_ahead == 0 || a.kv_ahead == 1 || a.kv_ahead == kKvAheadDefault,
-                 "attention_decode: kv_ahead must be 0, 1 or " + std::to_string(kKvAheadDefault) + ", got " +
+  QC_GPU_REQUIRE(a.kv_ahead == 0 || a.kv_ahead == 1 || a.kv_ahead == kKvAheadBatch,
+                 "attention_decode: kv_ahead must be 0, 1 or " + std::to_string(kKvAheadBatch) + ", got " +
                      std::to_string(a.kv_ahead));
   if (a.split_len < 0) a.split_len = 0;
   const int n_splits = attention_grid_splits(a.ctx_hint, a.split_len, a.n_kv, device_sm_count());

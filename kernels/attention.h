@@ -63,7 +63,8 @@ struct AttentionArgs {
   // (attention_flash.h). Either gives the same bits.
   int flash_rows = 0;
   // attention_decode: K / V positions a warp of the split kernel loads a batch, the next batch in flight
-  // while one is computed: 1 or 4; 0 = 4. Either gives the same bits (attention.cu, kKvAhead).
+  // while one is computed: 1 (one loaded, then computed: the first form) or 4; 0 = 1 until 4 is timed.
+  // Either gives the same bits (attention.cu, kKvAhead).
   int kv_ahead = 0;
   bool pdl = false;
 };

@@ -38,7 +38,7 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
      "the prompt path's GDN scan: token, group (4 positions a step), chunked (64 on "
      "tensor cores) or scaled (the decay as a scale per head) (default: the engine's; kernels/gdn_prefill.h)"},
     {"kv-ahead", true,
-     "K / V positions a warp of the decode attention loads a batch: 1 or 4 (default: the kernel's, 4; the "
+     "K / V positions a warp of the decode attention loads a batch: 1 or 4 (default: the kernel's, 1; the "
      "same bits either way)"},
     {"memory-limit", true, "GiB of device memory to plan the load against (simulates a smaller card)"},
     {"weights", true,
