@@ -122,15 +122,14 @@ __device__ __forceinline__ void unpack_f16_row(const F16Row<DPL>& raw, float* ou
 
 // kKvAhead: positions of K and V a warp has in flight while it computes the ones before them (a batch:
 // issued together, waited for once, after the batch before has been computed; AttentionArgs::kv_ahead).
-// Why: one position at a time
-// (the first form), a warp had one K and one V row in flight, 1 KB for head_dim 256, and with the 27B's
-// grid at 32k (4 KV heads x 66 splits of 4 warps: 8 warps an SM) an SM 8 KB; by Little's law, with ~1 us
-// of loaded DRAM latency, that is ~8 KB/us an SM, ~1 TB/s for 132 SMs -- what the 12-02 run measured
-// (0.93 TB/s, 144 us a layer at 32k, docs/PERFORMANCE.md). Four ahead keep ~4x that in flight, for 64
-// registers a lane (head_dim 256); the arithmetic, and so every bit, is the first form's: the same
-// positions in the same order through the same operations (a GPU test compares 1 and 4). kKvAhead 1 is the
-// first form's loop, unchanged: the default until the batch of 4 has run and been timed on a GPU (written in
-// the fourteenth session, when none came; tools/device/README.md has the call).
+// Why: one position at a time (the first form), a warp has one K and one V row in flight, 1 KB for head_dim
+// 256, and with the 27B's grid at 32k (4 KV heads x 66 splits of 4 warps: 8 warps an SM) an SM 8 KB; by
+// Little's law, with ~1 us of loaded DRAM latency, that is ~8 KB/us an SM, ~1 TB/s for 132 SMs -- what the
+// 12-02 run measured (0.93 TB/s, 144 us a layer at 32k, docs/PERFORMANCE.md). A batch of 4 keeps ~4x that
+// in flight, for 64 more registers a lane (head_dim 256); the arithmetic, and so every bit, is the first
+// form's: the same positions in the same order through the same operations (a GPU test compares 1 and 4).
+// kKvAhead 1 is the first form's loop, unchanged: the default until the batch of 4 has run and been timed on
+// a GPU (written in the fourteenth session, when none came; tools/device/README.md has the call).
 constexpr int kKvAheadDefault = 1;
 constexpr int kKvAheadBatch = 4;
 
