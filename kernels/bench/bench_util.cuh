@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "bandwidth.h"
+#include "layout.h"
 
 // Benchmarks only: a failed CUDA call ends the program with the statement, file and line.
 #define QC_BENCH_CHECK(stmt)                                                                           \
@@ -123,6 +125,39 @@ void fill_on(cudaStream_t s, K kernel, A... args) {
   kernel<<<1024, 256, 0, s>>>(args...);
   QC_BENCH_CHECK(cudaGetLastError());
 }
+
+// Copies of one N x K Q8_0 matrix in the split layout (layout.h), filled on the device: enough copies to
+// span min_total bytes, used in turn through copy(i), so that timed launches read DRAM, not L2. Shared by
+// qwenchat-gemv-bench and qwenchat-gemm-bench (the same fill seeds in both).
+struct Q8Copies {
+  int n = 0, k = 0, copies = 0;
+  size_t q_bytes = 0, d_count = 0;
+  int8_t* q = nullptr;
+  uint16_t* d = nullptr;
+  double bytes() const { return static_cast<double>(q_bytes) + 2.0 * static_cast<double>(d_count); }
+  qc::gpu::Q8Weights copy(int i) const {
+    const size_t c = static_cast<size_t>(i % copies);
+    return qc::gpu::Q8Weights{q + c * q_bytes, d + c * d_count, n, k, qc::gpu::q8_row_stride(k)};
+  }
+  void alloc(int nn, int kk, double min_total) {
+    n = nn;
+    k = kk;
+    q_bytes = qc::gpu::q8_split_q_bytes(n, k);
+    d_count = qc::gpu::q8_split_d_count(n, k);
+    copies = std::max(2, static_cast<int>(std::ceil(min_total / bytes())));
+    QC_BENCH_CHECK(cudaMalloc(&q, q_bytes * copies));
+    QC_BENCH_CHECK(cudaMalloc(&d, d_count * copies * sizeof(uint16_t)));
+    fill(fill_int8, q, q_bytes * copies, uint64_t{1000} + n + k);
+    fill(fill_scales, d, d_count * copies, uint64_t{2000} + n + k, 1e-3f, 2e-2f);
+    QC_BENCH_CHECK(cudaDeviceSynchronize());
+  }
+  void release() {
+    QC_BENCH_CHECK(cudaFree(q));
+    QC_BENCH_CHECK(cudaFree(d));
+    q = nullptr;
+    d = nullptr;
+  }
+};
 
 // ---- the read-only stream ----
 

@@ -68,34 +68,7 @@ __global__ void fill_lo(int8_t* p, size_t n, uint64_t seed) {
     p[i] = static_cast<int8_t>(static_cast<int>(mix(seed + i) % 129u) - 64);
 }
 
-// Weight copies of one shape, filled on the device.
-struct Weights {
-  int n = 0, k = 0, copies = 0;
-  size_t q_bytes = 0, d_count = 0;
-  int8_t* q = nullptr;
-  uint16_t* d = nullptr;
-  double bytes() const { return static_cast<double>(q_bytes) + 2.0 * static_cast<double>(d_count); }
-  qc::gpu::Q8Weights copy(int i) const {
-    const size_t c = static_cast<size_t>(i % copies);
-    return qc::gpu::Q8Weights{q + c * q_bytes, d + c * d_count, n, k, qc::gpu::q8_row_stride(k)};
-  }
-  void alloc(int nn, int kk) {
-    n = nn;
-    k = kk;
-    q_bytes = qc::gpu::q8_split_q_bytes(n, k);
-    d_count = qc::gpu::q8_split_d_count(n, k);
-    copies = std::max(2, static_cast<int>(std::ceil(256e6 / bytes())));
-    QC_BENCH_CHECK(cudaMalloc(&q, q_bytes * copies));
-    QC_BENCH_CHECK(cudaMalloc(&d, d_count * copies * sizeof(uint16_t)));
-    fill(fill_int8, q, q_bytes * copies, uint64_t{1000} + n + k);
-    fill(fill_scales, d, d_count * copies, uint64_t{2000} + n + k, 1e-3f, 2e-2f);
-    QC_BENCH_CHECK(cudaDeviceSynchronize());
-  }
-  void release() {
-    QC_BENCH_CHECK(cudaFree(q));
-    QC_BENCH_CHECK(cudaFree(d));
-  }
-};
+using Weights = Q8Copies;  // bench_util.cuh: weight copies of one shape, filled on the device
 
 // Quantised activations of the largest M for every K of the shapes, and the output.
 struct Buffers {
@@ -276,7 +249,7 @@ int main(int argc, char** argv) {
   for (const Shape& sh : kShapes) {
     if (std::string(sh.name).find(only) == std::string::npos) continue;
     Weights w;
-    w.alloc(sh.n, sh.k);
+    w.alloc(sh.n, sh.k, 256e6);
     auto record = [&](int m, const std::string& fmt, const std::string& schedule, double t, const std::string& err) {
       if (t <= 0.0) {
         std::printf("%-13s %6d %6d %5d %-3s %-11s !! %s\n", sh.name, sh.n, sh.k, m, fmt.c_str(), schedule.c_str(),

@@ -62,35 +62,7 @@ inline double q8_bytes(int n, int k) {
   return static_cast<double>(qc::gpu::q8_split_q_bytes(n, k)) + 2.0 * qc::gpu::q8_split_d_count(n, k);
 }
 
-struct Weights {
-  int k = 0, n = 0, copies = 0;
-  size_t q_bytes = 0, d_count = 0;
-  int8_t* q = nullptr;
-  uint16_t* d = nullptr;
-  qc::gpu::Q8Weights copy(int i) const {
-    return qc::gpu::Q8Weights{q + static_cast<size_t>(i % copies) * q_bytes,
-                              d + static_cast<size_t>(i % copies) * d_count, n, k, qc::gpu::q8_row_stride(k)};
-  }
-  double bytes() const { return q8_bytes(n, k); }
-  void alloc(int kk, int nn, double min_total) {
-    k = kk;
-    n = nn;
-    q_bytes = qc::gpu::q8_split_q_bytes(n, k);
-    d_count = qc::gpu::q8_split_d_count(n, k);
-    copies = std::max(2, static_cast<int>(std::ceil(min_total / bytes())));
-    BENCH_CHECK(cudaMalloc(&q, q_bytes * copies));
-    BENCH_CHECK(cudaMalloc(&d, d_count * copies * sizeof(uint16_t)));
-    fill(fill_int8, q, q_bytes * copies, uint64_t{1000} + n + k);
-    fill(fill_scales, d, d_count * copies, uint64_t{2000} + n + k, 1e-3f, 2e-2f);
-    BENCH_CHECK(cudaDeviceSynchronize());
-  }
-  void release() {
-    BENCH_CHECK(cudaFree(q));
-    BENCH_CHECK(cudaFree(d));
-    q = nullptr;
-    d = nullptr;
-  }
-};
+using Weights = Q8Copies;  // bench_util.cuh
 
 // Quantised activations (hl words) for M <= 4 rows of K, from random normals.
 struct Acts {

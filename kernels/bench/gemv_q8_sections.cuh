@@ -10,7 +10,7 @@ namespace qc::gemv_bench {
 
 void Bench::shape_m1(const Shape& s) {
   Weights w;
-  w.alloc(s.k, s.n, 256e6);
+  w.alloc(s.n, s.k, 256e6);
   std::printf("\n== %s: K=%d -> N=%d, %.1f MB of weights, %d copies rotated ==\n", s.name, s.k, s.n,
               w.bytes() / 1e6, w.copies);
   const std::vector<Variant> seeds = {{"h", GemvVariant::kH},
@@ -76,7 +76,7 @@ void Bench::shape_m1(const Shape& s) {
 void Bench::gateup_section() {
   const Shape& s = shape_by_name("ffn gate/up");
   Weights w;
-  w.alloc(s.k, s.n, 512e6);
+  w.alloc(s.n, s.k, 512e6);
   std::printf("\n== fused gate+up (+ quantised output) vs two launches: K=%d -> 2 x N=%d, %d copies ==\n",
               s.k, s.n, w.copies);
   const int L = 16;
@@ -225,7 +225,7 @@ void Bench::mscale_section() {
   for (const Shape& s : kShapes) {
     if (out_of_time("M scaling")) break;
     Weights w;
-    w.alloc(s.k, s.n, 256e6);
+    w.alloc(s.n, s.k, 256e6);
     std::printf("\n== M scaling, %s ==\n", s.name);
     for (int m = 2; m <= 4 && !out_of_time("M scaling"); ++m) {
       std::vector<TileTuning> list = filtered(sweep_mk());
@@ -274,7 +274,7 @@ void Bench::variants_section() {
   for (const Shape& s : kShapes) {
     if (out_of_time("variants")) break;
     Weights w;
-    w.alloc(s.k, s.n, 256e6);
+    w.alloc(s.n, s.k, 256e6);
     std::printf("\n== %s: K=%d -> N=%d ==\n", s.name, s.k, s.n);
     for (const Variant& var : list)
       for (int m = 1; m <= 4; ++m) {
