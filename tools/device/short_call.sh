@@ -27,11 +27,13 @@
 #               --contexts ${DECODE_CONTEXTS:-0} --tokens 32 --quick ${SHORT_BENCH_ARGS:---block-engines
 #               registers,auto}; with SHORT_KV_AHEAD (e.g. 1,4) once per value with --kv-ahead
 set -u -o pipefail
-DIR=.xfer/short
+DIR=${SHORT_DIR:-.xfer/short}  # another folder per call lets two packed calls chain within the 30 s warm window
 declare -A SRC=([gemv-bench]=kernels/qwenchat-gemv-bench [gpu-tests]=tests/gpu/qwenchat_gpu_tests
   [bench]=app/qwenchat-bench [slim-tests]=slim-tests)
-# The slim test binary's objects (tests/gpu/CMakeLists.txt's sources for the Q8_0 GEMV / GEMM tests).
-SLIM_OBJECTS=(cpu_ref test_00_device test_gemv_q8 test_gemv_q8_mma test_gemm_q8)
+# The slim test binary's objects (tests/gpu/CMakeLists.txt's sources): the Q8_0 GEMV / GEMM tests, or those
+# SHORT_SLIM names (kernel tests only: a test of the backend pulls in every kernel, 16.8 MB).
+# shellcheck disable=SC2206  # the list is split on purpose
+SLIM_OBJECTS=(cpu_ref test_00_device ${SHORT_SLIM:-test_gemv_q8 test_gemv_q8_mma test_gemm_q8})
 link_slim() {  # build -> $build/slim-tests
   local o=$1/tests/gpu/CMakeFiles/qwenchat_gpu_tests.dir objs=() name
   for name in "${SLIM_OBJECTS[@]}"; do objs+=("$o/$name.cpp.o"); done
