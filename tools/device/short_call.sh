@@ -74,41 +74,43 @@ pack() {
 run() {
   export LD_LIBRARY_PATH=$PWD/$DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/device.txt"
-  local f
+  # A fresh folder per call: a second call on the same warm machine must not run the first one's programs.
+  local B=/tmp/short-bin f
+  rm -rf "$B" && mkdir -p "$B"
   for f in "$DIR"/*.xz; do
     [[ -f $f ]] || continue
     local to
-    to=/tmp/$(basename "$f" .xz)
+    to=$B/$(basename "$f" .xz)
     xz -dc "$f" > "$to" 2> /dev/null ||
       python3 -c "import lzma,sys; sys.stdout.buffer.write(lzma.open(sys.argv[1]).read())" "$f" > "$to"
     chmod +x "$to"
   done
-  if [[ -x /tmp/slim-tests ]]; then
-    timeout "${SHORT_T_TESTS:-100}" /tmp/slim-tests --gtest_color=no \
+  if [[ -x "$B/slim-tests" ]]; then
+    timeout "${SHORT_T_TESTS:-100}" "$B/slim-tests" --gtest_color=no \
       --gtest_filter="${SHORT_FILTER:-GemvQ8*:GemmQ8*}" > "$OUT/gpu-tests.log" 2>&1
     echo "== slim tests rc=$? $(date +%T)"
   fi
-  if [[ -x /tmp/gemv-bench && -n ${SHORT_VARIANTS:-} ]]; then
-    variants_step /tmp/gemv-bench "$SHORT_VARIANTS" "${SHORT_T_SWEEP:-145}"
+  if [[ -x "$B/gemv-bench" && -n ${SHORT_VARIANTS:-} ]]; then
+    variants_step "$B/gemv-bench" "$SHORT_VARIANTS" "${SHORT_T_SWEEP:-145}"
     local k
-    for k in ${SHORT_NCU//,/ }; do ncu_step /tmp/gemv-bench "$k" "${SHORT_VARIANTS##*,}"; done
-  elif [[ -x /tmp/gemv-bench ]]; then
-    SWEEP_BLOCKS=${SHORT_BLOCKS:-q4_k} sweep_step /tmp/gemv-bench "${SHORT_FORMS:-hlauto,hlpick,hlg,hauto,hg}" \
+    for k in ${SHORT_NCU//,/ }; do ncu_step "$B/gemv-bench" "$k" "${SHORT_VARIANTS##*,}"; done
+  elif [[ -x "$B/gemv-bench" ]]; then
+    SWEEP_BLOCKS=${SHORT_BLOCKS:-q4_k} sweep_step "$B/gemv-bench" "${SHORT_FORMS:-hlauto,hlpick,hlg,hauto,hg}" \
       "${SHORT_T_SWEEP:-110}"
   fi
-  if [[ -x /tmp/gpu-tests ]]; then
-    timeout "${SHORT_T_TESTS:-60}" /tmp/gpu-tests --gtest_color=no \
+  if [[ -x "$B/gpu-tests" ]]; then
+    timeout "${SHORT_T_TESTS:-60}" "$B/gpu-tests" --gtest_color=no \
       --gtest_filter="${SHORT_FILTER:-BlockQuantKernels.*:KQuantModel.*}" > "$OUT/gpu-tests.log" 2>&1
     echo "== tests rc=$? $(date +%T)"
   fi
-  if [[ -x /tmp/bench && -n ${SHORT_KV_AHEAD:-} ]]; then  # the decode attention's K / V batch, one run each
+  if [[ -x "$B/bench" && -n ${SHORT_KV_AHEAD:-} ]]; then  # the decode attention's K / V batch, one run each
     local kv
     for kv in ${SHORT_KV_AHEAD//,/ }; do
-      DECODE_BUDGET=$((${SHORT_T_BENCH:-90} - 30)) decode_step /tmp/bench "${SHORT_WEIGHTS:-q4_k_m}" \
+      DECODE_BUDGET=$((${SHORT_T_BENCH:-90} - 30)) decode_step "$B/bench" "${SHORT_WEIGHTS:-q4_k_m}" \
         "${SHORT_T_BENCH:-90}" "${SHORT_BENCH_ARGS:-} --kv-ahead $kv" "kv$kv"
     done
-  elif [[ -x /tmp/bench ]]; then
-    decode_step /tmp/bench "${SHORT_WEIGHTS:-q4_k_m}" "${SHORT_T_BENCH:-60}" \
+  elif [[ -x "$B/bench" ]]; then
+    decode_step "$B/bench" "${SHORT_WEIGHTS:-q4_k_m}" "${SHORT_T_BENCH:-60}" \
       "${SHORT_BENCH_ARGS:---block-engines registers,auto}"
   fi
   summary_step
