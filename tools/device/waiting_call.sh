@@ -8,7 +8,7 @@
 #
 # On an H200 (more than 100 GB): #12's gate first (the prompt path at 512, 2048 and 8192 tokens with the
 # resident f16 weights, the 100-token message after 8000), then, time allowing, 512 tokens with the
-# cuBLASLt algorithms planned for 512 rows (--prefill-rows 512: are the N = 5120 projections' large
+# cuBLASLt algorithms picked for 512 rows, not 1024 (--prefill-rows 512: are the N = 5120 projections' large
 # tiles, 64-80 of them at 512 rows on 132 SMs, what holds 512 back?). Then on any card: the attention GPU
 # tests and the decode attention's K / V batch (kv_ahead 1 against 4, tile_h, Q8_0, contexts 0 and 32768).
 # WAIT_BUDGET (seconds, default 480) is what the call may take; steps that would not fit are skipped.
