@@ -286,7 +286,7 @@ std::string GemmF16::describe(const GemmF16Args& a) {
     if (!out.empty()) out += ' ';
     out += std::string(name) + " " + std::to_string(v);
   }
-  return out;
+  return out + " (picked for " + std::to_string(I.plan_rows) + " rows)";
 }
 
 }  // namespace qc::gpu

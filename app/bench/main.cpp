@@ -664,8 +664,14 @@ void Bench::profile_prefill(int tokens, int after) {
   }
   std::printf("  %-28s %9.2f ms (wall %.2f ms, %.0f tok/s with the events)\n", "sum", sum, wall_ms,
               tokens / (wall_ms / 1e3));
+  // Which cuBLASLt algorithm each projection's shape ran (the f16 GEMM; none on the int8 path).
+  for (const std::string& n : prof.notes()) std::printf("  cuBLASLt %s\n", n.c_str());
   extra_[after ? "prefill_breakdown_after_history" : "prefill_breakdown"] = {
-      {"tokens", tokens}, {"after", after}, {"phases", rows}, {"wall_ms", wall_ms}};
+      {"tokens", tokens},
+      {"after", after},
+      {"phases", rows},
+      {"wall_ms", wall_ms},
+      {"gemm_algorithms", prof.notes()}};
 }
 
 void Bench::write_json() {

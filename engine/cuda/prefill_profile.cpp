@@ -39,12 +39,19 @@ std::vector<std::pair<std::string, double>> PrefillProfile::totals() const {
   return out;
 }
 
+void PrefillProfile::note(std::string line) {
+  for (const std::string& n : notes_)
+    if (n == line) return;
+  notes_.push_back(std::move(line));
+}
+
 void PrefillProfile::clear() {
   for (Mark& m : marks_) {
     if (m.start) cudaEventDestroy(m.start);
     if (m.stop) cudaEventDestroy(m.stop);
   }
   marks_.clear();
+  notes_.clear();
 }
 
 }  // namespace qc::cuda

@@ -25,6 +25,10 @@ class PrefillProfile {
   void end(size_t handle, cudaStream_t s);
   // Milliseconds per phase, in the order phases first appeared. Call after the stream is synchronised.
   std::vector<std::pair<std::string, double>> totals() const;
+  // What ran, beside when: one line per distinct note (the f16 GEMM's cuBLASLt algorithm of each
+  // projection's shape), in the order first noted.
+  void note(std::string line);
+  const std::vector<std::string>& notes() const { return notes_; }
   void clear();
 
  private:
@@ -33,6 +37,7 @@ class PrefillProfile {
     cudaEvent_t start = nullptr, stop = nullptr;
   };
   std::vector<Mark> marks_;
+  std::vector<std::string> notes_;
 };
 
 // The events of one phase around a scope; nothing when profile is null.

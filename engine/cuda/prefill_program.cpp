@@ -200,6 +200,10 @@ Status PrefillProgram::project_f16(const char* label, const Linear& lin, int n, 
     g.ld_y = ld_y;
     g.residual = residual ? residual + lin.out_offset + r0 : nullptr;
     g.ld_residual = ld_y;
+    // The algorithm is one per shape and alignment; asking for it is host work, so only when profiling.
+    if (profile_)
+      profile_->note(std::string(label) + ": N " + std::to_string(rows) + ", K " + std::to_string(K) + ": " +
+                     f16_->describe(g));
     QC_TRY(gpu_status(label, f16_->run(g, s)));
   }
   return Status::success();
