@@ -38,8 +38,8 @@ const std::vector<qc::app::OptionSpec> kSpecs = {
      "the prompt path's GDN scan: token, group (4 positions a step), chunked (64 on "
      "tensor cores) or scaled (the decay as a scale per head) (default: the engine's; kernels/gdn_prefill.h)"},
     {"kv-ahead", true,
-     "K / V positions a warp of the decode attention loads a batch: 1 or 4 (default: the kernel's, 1; the "
-     "same bits either way)"},
+     "K / V positions a warp of the decode attention loads a batch: 1 or 4 (default: the kernel's, "
+     "kernels/attention.cu kKvAheadDefault; the same bits either way)"},
     {"memory-limit", true, "GiB of device memory to plan the load against (simulates a smaller card)"},
     {"weights", true,
      "the preset's weights as llama-quantize would write the file: q8_0 (default), f32, q4_0, q5_0, q4_k_s, "

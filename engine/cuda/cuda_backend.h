@@ -85,8 +85,8 @@ struct CudaBackendOptions {
   // 0 = the measured default (kernels/attention_flash.h kFlashRowsDefault). The same bits either way.
   int attention_rows = 0;
   // K / V positions a warp of the decode attention's split kernel loads a batch (AttentionArgs::kv_ahead):
-  // 1 or 4; 0 = the kernel's default (1, until 4 has been timed on a GPU). The same bits either way; a knob so that one benchmark process
-  // can time both (qwenchat-bench --kv-ahead).
+  // 1 or 4; 0 = the kernel's default (kernels/attention.cu kKvAheadDefault). The same bits either way; a
+  // knob so that one benchmark process can time both (qwenchat-bench --kv-ahead).
   int attention_kv_ahead = 0;
   KernelConfig kernels;  // probes included (per-layer norms)
   int device = 0;

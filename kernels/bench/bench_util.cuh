@@ -126,6 +126,11 @@ void fill_on(cudaStream_t s, K kernel, A... args) {
   QC_BENCH_CHECK(cudaGetLastError());
 }
 
+// Bytes of one N x K Q8_0 matrix in the split layout (layout.h): int8 values and f16 scales.
+inline double q8_bytes(int n, int k) {
+  return static_cast<double>(qc::gpu::q8_split_q_bytes(n, k)) + 2.0 * qc::gpu::q8_split_d_count(n, k);
+}
+
 // Copies of one N x K Q8_0 matrix in the split layout (layout.h), filled on the device: enough copies to
 // span min_total bytes, used in turn through copy(i), so that timed launches read DRAM, not L2. Shared by
 // qwenchat-gemv-bench and qwenchat-gemm-bench (the same fill seeds in both).
@@ -134,7 +139,7 @@ struct Q8Copies {
   size_t q_bytes = 0, d_count = 0;
   int8_t* q = nullptr;
   uint16_t* d = nullptr;
-  double bytes() const { return static_cast<double>(q_bytes) + 2.0 * static_cast<double>(d_count); }
+  double bytes() const { return q8_bytes(n, k); }
   qc::gpu::Q8Weights copy(int i) const {
     const size_t c = static_cast<size_t>(i % copies);
     return qc::gpu::Q8Weights{q + c * q_bytes, d + c * d_count, n, k, qc::gpu::q8_row_stride(k)};

@@ -58,10 +58,6 @@ inline Variant tile_variant(const TileTuning& t) {
   return Variant{tuning_label(t), GemvVariant::kTile, t};
 }
 
-inline double q8_bytes(int n, int k) {
-  return static_cast<double>(qc::gpu::q8_split_q_bytes(n, k)) + 2.0 * qc::gpu::q8_split_d_count(n, k);
-}
-
 using Weights = Q8Copies;  // bench_util.cuh
 
 // Quantised activations (hl words) for M <= 4 rows of K, from random normals.
