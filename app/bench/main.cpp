@@ -21,7 +21,8 @@
 // 5. With --model and an MTP block: greedy generation on a few prompts without MTP and with draft
 //    lengths 1..3: measured acceptance per draft position and the measured speed-up.
 // 6. Prefill rate at --prefill prompt lengths and the time to first token of a message after a long
-//    conversation with and without the kept state (prefill_reuse.h).
+//    conversation with and without the kept state (prefill_reuse.h); where a 2048-token prompt's and
+//    the message's time goes, phase by phase, with the GEMM algorithms (prefill_breakdown.h).
 // A compact table comes last; --json writes everything.
 #include <nlohmann/json.hpp>
 
@@ -34,7 +35,6 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -55,6 +55,7 @@
 #include "model/quant_mix.h"
 #include "model/qwen35_layout.h"
 #include "model/synthetic.h"
+#include "prefill_breakdown.h"
 #include "prefill_reuse.h"
 #include "random_weights.h"
 #include "tokenizer/tokenizer.h"
@@ -151,7 +152,7 @@ class Bench {
   // Measured acceptance and speed-up of greedy generation with MTP on a model file that has the block.
   void measure_mtp_generation();
   void measure_mtp_generation(GemvVariant variant);
-  void profile_prefill(int tokens, int after = 0);
+  void profile_prefill(int tokens, int after = 0);  // prefill_breakdown.h, under this run's setup
   void print_table();
   void write_json();
 
@@ -610,68 +611,13 @@ void Bench::print_table() {
   std::printf("total bench time %.1f s (model load %.1f s)\n", elapsed(), load_s_);
 }
 
-// Where a prompt's time goes: device time per phase of the prompt path (cuda/prefill_profile.h) for
-// `tokens` random tokens with MTP entries, from position 0 or after `after` tokens of history (prefilled
-// first, not profiled: the second turn's case), against its wall time.
 void Bench::profile_prefill(int tokens, int after) {
-  tokens = std::max(1, std::min(tokens, be_->n_ctx() - 1 - after));
-  std::mt19937 rng(77);
-  std::uniform_int_distribution<int32_t> d(0, std::min(be_->config().n_vocab, 100000) - 1);
-  std::vector<int32_t> t(static_cast<size_t>(after + tokens));
-  for (int32_t& x : t) x = d(rng);
-  qc::cuda::PrefillProfile prof;
-  be_->reset();
-  std::string err;
-  auto run = [&](int from, int to) {
-    for (int at = from; at < to && err.empty(); at += be_->prefill_rows()) {
-      const int n = std::min(be_->prefill_rows(), to - at);
-      qc::Backend::PrefillMtp m;
-      m.entries = true;
-      if (at + n < static_cast<int>(t.size())) m.next_token = t[static_cast<size_t>(at + n)];
-      auto r = be_->prefill(std::span<const int32_t>(t.data() + at, static_cast<size_t>(n)), at, m);
-      if (!r.ok()) err = r.error().describe();
-    }
-  };
-  // Warm-up with MTP entries (the rate measurements write none): the first launch of a kernel loads its
-  // module (CUDA's lazy loading), and the MTP block's eh_proj GEMM (K = 2H, a shape of its own) had its
-  // first launch inside this profile, a likely reason for its 0.4-20 ms against 0.15 ms alone
-  // (docs/PERFORMANCE.md, 2026-12-06 fourth and fifth sessions; not yet measured with this warm-up).
-  run(0, std::min(tokens, 64));
-  be_->reset();
-  run(0, after);
-  CudaProbe::set_prefill_profile(*be_, &prof);
-  const auto t0 = Clock::now();
-  run(after, after + tokens);
-  const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  CudaProbe::set_prefill_profile(*be_, nullptr);
-  if (!err.empty()) {
-    std::printf("  prefill breakdown: ERROR %s\n", err.c_str());
-    return;
-  }
-  const auto totals = prof.totals();
-  double sum = 0.0;
-  for (const auto& [phase, ms] : totals) sum += ms;
-  std::printf(
-      "\n== where a %d-token prompt's time goes%s (device time per phase, GEMM %s, chunks of %d, GDN %s "
-      "scan%s) ==\n",
-      tokens, after ? (" after " + std::to_string(after) + " tokens").c_str() : "",
-      CudaProbe::prefill_gemm(*be_), be_->prefill_rows(), gdn_scan_name(opt_.gdn_scan),
-      opt_.attention_rows ? (", attention rows " + std::to_string(opt_.attention_rows)).c_str() : "");
-  json rows = json::array();
-  for (const auto& [phase, ms] : totals) {
-    std::printf("  %-28s %9.2f ms %5.1f%%\n", phase.c_str(), ms, sum > 0 ? 100.0 * ms / sum : 0.0);
-    rows.push_back({{"phase", phase}, {"ms", ms}});
-  }
-  std::printf("  %-28s %9.2f ms (wall %.2f ms, %.0f tok/s with the events)\n", "sum", sum, wall_ms,
-              tokens / (wall_ms / 1e3));
-  // Which cuBLASLt algorithm each projection's shape ran (the f16 GEMM; none on the int8 path).
-  for (const std::string& n : prof.notes()) std::printf("  cuBLASLt %s\n", n.c_str());
-  extra_[after ? "prefill_breakdown_after_history" : "prefill_breakdown"] = {
-      {"tokens", tokens},
-      {"after", after},
-      {"phases", rows},
-      {"wall_ms", wall_ms},
-      {"gemm_algorithms", prof.notes()}};
+  const std::string setup =
+      std::string("GEMM ") + CudaProbe::prefill_gemm(*be_) + ", chunks of " +
+      std::to_string(be_->prefill_rows()) + ", GDN " + gdn_scan_name(opt_.gdn_scan) + " scan" +
+      (opt_.attention_rows ? ", attention rows " + std::to_string(opt_.attention_rows) : "");
+  json r = qc::bench_app::profile_prefill(*be_, tokens, after, setup);
+  if (!r.is_null()) extra_[after ? "prefill_breakdown_after_history" : "prefill_breakdown"] = std::move(r);
 }
 
 void Bench::write_json() {
